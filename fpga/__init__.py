@@ -1,0 +1,1 @@
+"""vtalab.fpga"""
