@@ -1,1 +1,1 @@
-"""vtalab.sim"""
+"""vtalab.sim: the bit-exact functional simulator and the RTL simulation harnesses."""

@@ -1,0 +1,93 @@
+"""The compute module: GEMM and ALU micro-op loops over the accumulator."""
+from __future__ import annotations
+
+import numpy as np
+
+from vtalab.spec import Config, Isa
+
+from vtalab.spec.isa import AluInsn, GemmInsn
+
+from .alu import alu_apply, hazard_free_chunks, wrap
+from .gemm import accumulate_products
+from .state import SramState
+
+
+class ComputeUnit:
+    """Executes GEMM and ALU instructions against an SramState."""
+
+    def __init__(self, cfg: Config, sram: SramState):
+        self.cfg = cfg
+        self.isa = Isa(cfg)
+        self.sram = sram
+        self._float = {}
+
+    def invalidate(self, buffer: str) -> None:
+        """Forget cached float copies after a LOAD into ``buffer``."""
+        self._float.pop(buffer, None)
+
+    def _as_float(self, buffer: str) -> np.ndarray:
+        if buffer not in self._float:
+            self._float[buffer] = self.sram[buffer].astype(np.float64)
+        return self._float[buffer]
+
+    def _loop(self, insn, what: str):
+        self.sram.check_range("uop", insn.uop_bgn, max(insn.uop_end - insn.uop_bgn, 0), what)
+        words = self.sram.uop[insn.uop_bgn:insn.uop_end]
+        dst, src, wgt = self.isa.decode_uops(words)
+        outer = np.arange(insn.iter_out, dtype=np.int64)[:, None, None]
+        inner = np.arange(insn.iter_in, dtype=np.int64)[None, :, None]
+
+        def expand(base, f_out, f_in):
+            return (base[None, None, :] + outer * f_out + inner * f_in).reshape(-1)
+
+        dst = expand(dst, insn.dst_factor_out, insn.dst_factor_in)
+        src = expand(src, insn.src_factor_out, insn.src_factor_in)
+        wgt = expand(wgt, getattr(insn, "wgt_factor_out", 0), getattr(insn, "wgt_factor_in", 0))
+        return dst, src, wgt
+
+    def _write(self, rows: np.ndarray, values: np.ndarray) -> None:
+        """Write acc rows and mirror their low out_bits into the out buffer."""
+        acc, out = self.sram.acc, self.sram.out
+        acc[rows] = values.astype(acc.dtype)
+        out[rows] = wrap(values.astype(np.int64), self.cfg.out_bits).astype(out.dtype)
+
+    def gemm(self, insn: GemmInsn) -> int:
+        """Run one GEMM instruction; return the number of micro-ops executed."""
+        dst, src, wgt = self._loop(insn, "GEMM")
+        self.sram.check_indices("acc", dst, "GEMM dst")
+        if insn.reset:
+            rows = np.unique(dst)
+            self._write(rows, np.zeros((len(rows),) + self.sram.acc.shape[1:], np.int64))
+            return len(dst)
+        self.sram.check_indices("inp", src, "GEMM src")
+        self.sram.check_indices("wgt", wgt, "GEMM wgt")
+        if len(dst) == 0:
+            return 0
+        rows, sums = accumulate_products(self.cfg, self._as_float("inp"), self._as_float("wgt"),
+                                         dst, src, wgt)
+        total = self.sram.acc[rows].astype(np.int64) + _wrap_sums(sums, self.cfg.acc_bits)
+        self._write(rows, wrap(total, self.cfg.acc_bits))
+        return len(dst)
+
+    def alu(self, insn: AluInsn) -> int:
+        """Run one ALU instruction; return the number of micro-ops executed."""
+        dst, src, _ = self._loop(insn, "ALU")
+        self.sram.check_indices("acc", dst, "ALU dst")
+        if not insn.use_imm:
+            self.sram.check_indices("acc", src, "ALU src")
+        acc = self.sram.acc
+        for part in hazard_free_chunks(dst, None if insn.use_imm else src):
+            rows = dst[part]
+            a = acc[rows].astype(np.int64)
+            b = np.int64(insn.imm) if insn.use_imm else acc[src[part]].astype(np.int64)
+            self._write(rows, alu_apply(self.cfg, insn.alu_op, a, b))
+        return len(dst)
+
+
+def _wrap_sums(sums: np.ndarray, bits: int) -> np.ndarray:
+    if sums.dtype == np.float64:
+        # exact integers below 2**53: reduce modulo 2**bits without leaving float exactness
+        sums = np.fmod(sums, float(1 << bits)).astype(np.int64)
+    return wrap(sums, bits)
+
+

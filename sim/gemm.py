@@ -1,0 +1,73 @@
+"""GEMM micro-op loops, vectorised per instruction.
+
+Products of one instruction are order-independent (the accumulator wraps modulo 2**acc_bits),
+so they are summed in float64 exactly — the products are exact small integers — and
+added to the accumulator once, wrapping. The micro-ops are grouped by their weight (or
+input) entry so that each group is one BLAS matrix product.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vtalab.spec import Config
+
+MIN_GROUP = 12          # below this average group size, stacked products beat grouping
+
+
+def exact_in_float64(cfg: Config, count: int) -> bool:
+    """Whether ``count`` products summed in float64 cannot lose a bit."""
+    worst = cfg.block_in * (1 << (cfg.inp_bits - 1)) * (1 << (cfg.wgt_bits - 1))
+    return worst * max(count, 1) < 1 << 53
+
+
+def accumulate_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, dst: np.ndarray,
+                        src: np.ndarray, widx: np.ndarray):
+    """Return (rows, sums): unique dst rows and the sum of products landing on each."""
+    rows, slot = np.unique(dst, return_inverse=True)
+    if not exact_in_float64(cfg, len(dst)):
+        prods = np.einsum("nbi,noi->nbo", inp[src].astype(np.int64), wgt[widx].astype(np.int64))
+        sums = np.zeros((len(rows),) + prods.shape[1:], dtype=np.int64)
+        np.add.at(sums, slot, prods)
+        return rows, sums
+    sums = np.zeros((len(rows), cfg.batch, cfg.block_out), dtype=np.float64)
+    by_wgt = len(np.unique(widx)) <= len(np.unique(src))
+    keys = widx if by_wgt else src
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
+    if len(dst) < MIN_GROUP * len(starts):
+        _add_stacked(sums, slot, inp, wgt, src, widx)
+        return rows, sums
+    ends = np.r_[starts[1:], len(keys)]
+    unique_pairs = len(np.unique(slot * (keys.max() + 1) + keys)) == len(keys)
+    for first, last in zip(starts.tolist(), ends.tolist()):
+        members = order[first:last]
+        if by_wgt:
+            prods = _products_one_wgt(inp, wgt, src[members], widx[members[0]])
+        else:
+            prods = _products_one_inp(inp, wgt, src[members[0]], widx[members])
+        if unique_pairs:
+            sums[slot[members]] += prods
+        else:
+            np.add.at(sums, slot[members], prods)
+    return rows, sums
+
+
+def _products_one_wgt(inp, wgt, src, w):
+    a = inp[src]                                   # (n, batch, block_in)
+    n, batch, block_in = a.shape
+    return (a.reshape(n * batch, block_in) @ wgt[w].T).reshape(n, batch, -1)
+
+
+def _products_one_inp(inp, wgt, s, widx):
+    w = wgt[widx]                                  # (n, block_out, block_in)
+    n, block_out, block_in = w.shape
+    prods = w.reshape(n * block_out, block_in) @ inp[s].T        # (n*block_out, batch)
+    return prods.reshape(n, block_out, -1).transpose(0, 2, 1)
+
+
+def _add_stacked(sums, slot, inp, wgt, src, widx, chunk=1 << 16):
+    for first in range(0, len(src), chunk):
+        part = slice(first, first + chunk)
+        prods = np.matmul(inp[src[part]], wgt[widx[part]].transpose(0, 2, 1))
+        np.add.at(sums, slot[part], prods)

@@ -1,0 +1,18 @@
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_dir() -> Path:
+    return Path(os.environ.get("VTALAB_SHARED", REPO.parent / "shared"))
+
+
+@pytest.fixture
+def conformance_root() -> Path:
+    root = shared_dir() / "conformance" / "vta-hls"
+    if not root.is_dir():
+        pytest.skip(f"VTA conformance vectors not found at {root} (set VTALAB_SHARED)")
+    return root
