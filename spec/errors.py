@@ -38,3 +38,7 @@ class WatchdogError(SimError):
 
 class DeviceError(VtaError, RuntimeError):
     """A device backend was misused (bad buffer, wrong config, closed device)."""
+
+
+class ProgramError(VtaError, ValueError):
+    """An instruction stream cannot be built as asked (bad argument, unbalanced tokens)."""
