@@ -22,16 +22,16 @@ def exact_in_float64(cfg: Config, count: int) -> bool:
 
 def accumulate_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, dst: np.ndarray,
                         src: np.ndarray, widx: np.ndarray):
-    """Return (rows, sums): unique dst rows and the sum of products landing on each."""
-    rows, slot = np.unique(dst, return_inverse=True)
+    """Return (rows, sums): the sorted distinct dst rows and the products summed per row."""
+    rows, slot = _compact(dst, cfg.acc_depth)
     if not exact_in_float64(cfg, len(dst)):
         prods = np.einsum("nbi,noi->nbo", inp[src].astype(np.int64), wgt[widx].astype(np.int64))
         sums = np.zeros((len(rows),) + prods.shape[1:], dtype=np.int64)
         np.add.at(sums, slot, prods)
         return rows, sums
     sums = np.zeros((len(rows), cfg.batch, cfg.block_out), dtype=np.float64)
-    by_wgt = len(np.unique(widx)) <= len(np.unique(src))
-    keys = widx if by_wgt else src
+    by_wgt = _distinct(widx, cfg.wgt_depth) <= _distinct(src, cfg.inp_depth)
+    keys, key_range = (widx, cfg.wgt_depth) if by_wgt else (src, cfg.inp_depth)
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]
     starts = np.flatnonzero(np.r_[True, sorted_keys[1:] != sorted_keys[:-1]])
@@ -39,7 +39,7 @@ def accumulate_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, dst: np.n
         _add_stacked(sums, slot, inp, wgt, src, widx)
         return rows, sums
     ends = np.r_[starts[1:], len(keys)]
-    unique_pairs = len(np.unique(slot * (keys.max() + 1) + keys)) == len(keys)
+    unique_pairs = _distinct(slot * key_range + keys, len(rows) * key_range) == len(keys)
     for first, last in zip(starts.tolist(), ends.tolist()):
         members = order[first:last]
         if by_wgt:
@@ -51,6 +51,28 @@ def accumulate_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, dst: np.n
         else:
             np.add.at(sums, slot[members], prods)
     return rows, sums
+
+
+_MASK_LIMIT = 1 << 24
+
+
+def _distinct(values: np.ndarray, bound: int) -> int:
+    """Number of distinct values in [0, bound)."""
+    if bound > _MASK_LIMIT:
+        return len(np.unique(values))
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
+    return int(np.count_nonzero(seen))
+
+
+def _compact(values: np.ndarray, bound: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct values, position of each value among them) for values in [0, bound)."""
+    seen = np.zeros(bound, dtype=bool)
+    seen[values] = True
+    rows = np.flatnonzero(seen)
+    slot_of = np.zeros(bound, dtype=np.int64)
+    slot_of[rows] = np.arange(len(rows))
+    return rows, slot_of[values]
 
 
 def _products_one_wgt(inp, wgt, src, w):
