@@ -14,12 +14,13 @@ import numpy as np
 
 from vtalab.spec import Config, Isa
 from vtalab.spec.errors import DeadlockError, SimError, TokenError
-from vtalab.spec.isa import INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn
+from vtalab.spec.isa import (INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn,
+                             module_of)
 
 from .compute import ComputeUnit
 from .dram import tile_view
 from .memops import execute_load, execute_store, is_load
-from .queues import TokenQueues, module_of, token_actions
+from .queues import TokenQueues, token_actions
 from .state import SramState
 
 DEFAULT_DRAM_BYTES = 64 << 20

@@ -1,31 +1,15 @@
-"""Dependency-token queues and which module runs which instruction."""
+"""Dependency-token queues: which tokens an instruction waits for and releases."""
 from __future__ import annotations
 
 from vtalab.spec.errors import SimError
-from vtalab.spec.isa import Instruction, Mem, MemInsn, Opcode
+from vtalab.spec.isa import FLAG_QUEUES, QUEUES, Instruction, module_of
 
 QUEUE_DEPTH = 512     # tokens a queue holds; a push to a full queue waits
-
-# For each module: which flag pops / pushes which queue (VTA's naming: prev / next stage).
-_FLAG_QUEUES = {
-    "load": {"pop_next": "c2l", "push_next": "l2c"},
-    "compute": {"pop_prev": "l2c", "pop_next": "s2c", "push_prev": "c2l", "push_next": "c2s"},
-    "store": {"pop_prev": "c2s", "push_prev": "s2c"},
-}
-
-
-def module_of(insn: Instruction) -> str:
-    """The module the fetch unit dispatches ``insn`` to."""
-    if isinstance(insn, MemInsn):
-        if insn.opcode == Opcode.STORE:
-            return "store"
-        return "load" if insn.mem in (Mem.INP, Mem.WGT) else "compute"
-    return "compute"
 
 
 def token_actions(module: str, insn: Instruction, index: int) -> tuple[list[str], list[str]]:
     """(queues popped before, queues pushed after) for ``insn`` running on ``module``."""
-    mapping = _FLAG_QUEUES[module]
+    mapping = FLAG_QUEUES[module]
     pops, pushes = [], []
     for flag in ("pop_prev", "pop_next", "push_prev", "push_next"):
         if getattr(insn, flag):
@@ -39,7 +23,7 @@ def token_actions(module: str, insn: Instruction, index: int) -> tuple[list[str]
 class TokenQueues:
     def __init__(self, depth: int = QUEUE_DEPTH):
         self.depth = depth
-        self.count = {"l2c": 0, "c2l": 0, "c2s": 0, "s2c": 0}
+        self.count = dict.fromkeys(QUEUES, 0)
 
     def can_run(self, pops: list[str], pushes: list[str]) -> bool:
         return all(self.count[q] > 0 for q in pops) and \

@@ -409,3 +409,24 @@ def _isa_for(cfg: "Config") -> Isa:
 def check_config_fits(cfg: "Config") -> None:
     """Raise ConfigError if this Config's fields cannot fit the 128-bit instruction."""
     Isa(cfg)
+
+
+# ---- which module runs an instruction, and which queues its flags name ----------------
+
+MODULES = ("load", "compute", "store")
+QUEUES = ("l2c", "c2l", "c2s", "s2c")
+# For each module: the queue each dependency flag pops or pushes (VTA: prev/next stage).
+FLAG_QUEUES = {
+    "load": {"pop_next": "c2l", "push_next": "l2c"},
+    "compute": {"pop_prev": "l2c", "pop_next": "s2c", "push_prev": "c2l", "push_next": "c2s"},
+    "store": {"pop_prev": "c2s", "push_prev": "s2c"},
+}
+
+
+def module_of(insn: Instruction) -> str:
+    """The module the fetch unit dispatches ``insn`` to."""
+    if isinstance(insn, MemInsn):
+        if insn.opcode == Opcode.STORE:
+            return "store"
+        return "load" if insn.mem in (Mem.INP, Mem.WGT) else "compute"
+    return "compute"
