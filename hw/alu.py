@@ -1,0 +1,67 @@
+"""The ALU datapath: one accumulator row per cycle, every lane in parallel (combinational).
+
+Per element, with ``operand`` the sign-extended 16-bit immediate or the element of the
+second accumulator row: MIN/MAX signed, ADD wrapping, SHR by the operand's low
+log2(acc_bits) bits read as a signed number (negative shifts left), MUL wrapping.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal, signed
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp
+
+from .gemm import element_view
+from .sram import entry_bits
+
+
+class AluCore(wiring.Component):
+    """``result = op(dst_row, src_row or imm)`` lane by lane."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        width = entry_bits(cfg, "acc")
+        super().__init__({
+            "opcode": In(ALU_OPCODE_BITS),
+            "use_imm": In(1),
+            "imm": In(signed(ALU_IMM_BITS)),
+            "dst": In(width),
+            "src": In(width),
+            "result": Out(width),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        dst = element_view(cfg, "acc", self.dst)
+        src = element_view(cfg, "acc", self.src)
+        result = element_view(cfg, "acc", self.result)
+        for k in range(len(dst)):
+            operand = Signal(signed(cfg.acc_bits), name=f"operand_{k}")
+            m.d.comb += operand.eq(Mux(self.use_imm, self.imm, src[k]))
+            m.d.comb += result[k].eq(self._lane(m, k, dst[k], operand))
+        return m
+
+    def _lane(self, m: Module, k: int, a, operand):
+        bits = self.cfg.acc_bits
+        shift = Signal(signed(self.cfg.shift_bits), name=f"shift_{k}")
+        out = Signal(signed(bits), name=f"lane_{k}")
+        m.d.comb += shift.eq(operand[:self.cfg.shift_bits])
+        left = (a << (-shift).as_unsigned())[:bits]
+        right = a >> shift.as_unsigned()
+        with m.Switch(self.opcode):
+            with m.Case(AluOp.MIN):
+                m.d.comb += out.eq(Mux(a < operand, a, operand))
+            with m.Case(AluOp.MAX):
+                m.d.comb += out.eq(Mux(a > operand, a, operand))
+            with m.Case(AluOp.ADD):
+                m.d.comb += out.eq((a + operand)[:bits])
+            with m.Case(AluOp.SHR):
+                m.d.comb += out.eq(Mux(shift < 0, left, right))
+            with m.Case(AluOp.MUL):
+                m.d.comb += out.eq((a * operand)[:bits])
+            with m.Default():
+                m.d.comb += out.eq(a)
+        return out

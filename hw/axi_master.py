@@ -1,0 +1,198 @@
+"""AXI4 master: splits DMA requests into legal INCR bursts and arbitrates the clients.
+
+Read side: ``n_read`` clients (fetch, load, compute) share AR and R. Requests are granted
+round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB. One tag
+per issued burst names its client, and R beats go to that client in order (one ID, so
+responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
+issued while the previous one streams and the bus moves one beat per cycle.
+
+Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
+bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
+that the client can tell when every write has landed.
+
+Every channel's payload comes from registers that change only on that channel's
+handshake, so it is stable while VALID is high and READY low, and VALID never drops
+before its handshake.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Elaboratable, Module, Mux, Signal, unsigned
+from amaranth.lib import fifo, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+
+from .interfaces import (ADDR_BITS, AXI_BOUNDARY, AXI_BURST_INCR, AXI_MAX_BEATS, BEATS_BITS,
+                         AxiSignature, ReadClientSignature, WriteClientSignature)
+
+TAGS = 8                 # read bursts in flight
+WRITE_BURSTS = 8         # write bursts whose data is not yet sent
+
+
+class BurstSplitter(Elaboratable):
+    """Holds one request (addr, beats) and offers it as a sequence of legal bursts."""
+
+    def __init__(self, bus_bytes: int):
+        self.bus_bytes = bus_bytes
+        self.load = Signal()                       # take start_addr/start_beats
+        self.start_addr = Signal(ADDR_BITS)
+        self.start_beats = Signal(BEATS_BITS)
+        self.busy = Signal()                       # a burst is on offer
+        self.addr = Signal(ADDR_BITS)
+        self.burst_len = Signal(8)                 # AXI xLEN = beats - 1
+        self.advance = Signal()                    # the burst on offer was accepted
+
+    def elaborate(self, platform):
+        m = Module()
+        shift = self.bus_bytes.bit_length() - 1
+        boundary_bits = AXI_BOUNDARY.bit_length() - 1
+        remaining = Signal(BEATS_BITS)
+        to_boundary = Signal(boundary_bits + 1)
+        beats = Signal(range(AXI_MAX_BEATS + 1))
+        m.d.comb += to_boundary.eq((AXI_BOUNDARY - self.addr[:boundary_bits]) >> shift)
+        limit = Mux(to_boundary < AXI_MAX_BEATS, to_boundary, AXI_MAX_BEATS)
+        m.d.comb += [
+            beats.eq(Mux(remaining < limit, remaining, limit)),
+            self.burst_len.eq(beats - 1),
+            self.busy.eq(remaining != 0),
+        ]
+        with m.If(self.load):
+            m.d.sync += [self.addr.eq(self.start_addr), remaining.eq(self.start_beats)]
+        with m.Elif(self.advance):
+            m.d.sync += [self.addr.eq(self.addr + (beats << shift)),
+                         remaining.eq(remaining - beats)]
+        return m
+
+
+def round_robin(m: Module, requests: list, last: Signal) -> tuple[Signal, Signal]:
+    """Grant index and 'any' for a list of request bits, starting after ``last``."""
+    n = len(requests)
+    grant = Signal(range(max(n, 2)))
+    any_req = Signal()
+    m.d.comb += any_req.eq(_any(requests))
+    for start in range(n):
+        with m.If(last == (start - 1) % n):
+            # Lowest priority to the client granted last: scan from start, wrapping round.
+            order = [(start + k) % n for k in range(n)]
+            for idx in reversed(order):
+                with m.If(requests[idx]):
+                    m.d.comb += grant.eq(idx)
+    return grant, any_req
+
+
+def _any(bits):
+    result = bits[0]
+    for bit in bits[1:]:
+        result = result | bit
+    return result
+
+
+class AxiMaster(wiring.Component):
+    """AXI4 master port ``axi`` serving read clients ``read_<i>`` and write client ``write``."""
+
+    def __init__(self, cfg: Config, n_read: int = 3):
+        self.cfg = cfg
+        self.n_read = n_read
+        members = {"axi": Out(AxiSignature(cfg.bus_bits)),
+                   "write": In(WriteClientSignature(cfg.bus_bits))}
+        for i in range(n_read):
+            members[f"read_{i}"] = In(ReadClientSignature(cfg.bus_bits))
+        super().__init__(members)
+
+    def read_port(self, index: int):
+        return getattr(self, f"read_{index}")
+
+    def elaborate(self, platform):
+        m = Module()
+        self._read_side(m)
+        self._write_side(m)
+        return m
+
+    # ---- reads ---------------------------------------------------------------------------
+    def _read_side(self, m: Module):
+        cfg, axi = self.cfg, self.axi
+        clients = [self.read_port(i) for i in range(self.n_read)]
+        m.submodules.ar_split = split = BurstSplitter(cfg.bus_bytes)
+        m.submodules.tags = tags = fifo.SyncFIFO(width=max(1, (self.n_read - 1).bit_length()),
+                                                 depth=TAGS)
+        owner = Signal(range(max(self.n_read, 2)))
+        last = Signal(range(max(self.n_read, 2)))
+        grant, any_req = round_robin(m, [c.req.valid for c in clients], last)
+        take = Signal()
+        m.d.comb += take.eq(~split.busy & any_req)
+        for i, client in enumerate(clients):
+            m.d.comb += client.req.ready.eq(~split.busy & (grant == i))
+        with m.If(take):
+            m.d.sync += [owner.eq(grant), last.eq(grant)]
+        m.d.comb += [
+            split.load.eq(take),
+            split.start_addr.eq(_pick(clients, grant, lambda c: c.req.payload.addr)),
+            split.start_beats.eq(_pick(clients, grant, lambda c: c.req.payload.beats)),
+            axi.araddr.eq(split.addr),
+            axi.arlen.eq(split.burst_len),
+            axi.arsize.eq(cfg.bus_bytes.bit_length() - 1),
+            axi.arburst.eq(AXI_BURST_INCR),
+            axi.arvalid.eq(split.busy & tags.w_rdy),
+            split.advance.eq(axi.arvalid & axi.arready),
+            tags.w_en.eq(split.advance),
+            tags.w_data.eq(owner),
+        ]
+        head = tags.r_data
+        for i, client in enumerate(clients):
+            m.d.comb += [
+                client.resp.payload.eq(axi.rdata),
+                client.resp.valid.eq(axi.rvalid & tags.r_rdy & (head == i)),
+            ]
+        m.d.comb += [
+            axi.rready.eq(tags.r_rdy & _pick(clients, head, lambda c: c.resp.ready)),
+            tags.r_en.eq(axi.rvalid & axi.rready & axi.rlast),
+        ]
+
+    # ---- writes --------------------------------------------------------------------------
+    def _write_side(self, m: Module):
+        cfg, axi, client = self.cfg, self.axi, self.write
+        m.submodules.aw_split = split = BurstSplitter(cfg.bus_bytes)
+        m.submodules.wlens = wlens = fifo.SyncFIFO(width=8, depth=WRITE_BURSTS)
+        outstanding = Signal(range(WRITE_BURSTS * 4 + 1))
+        beat = Signal(8)
+        m.d.comb += [
+            client.req.ready.eq(~split.busy),
+            split.load.eq(client.req.valid & ~split.busy),
+            split.start_addr.eq(client.req.payload.addr),
+            split.start_beats.eq(client.req.payload.beats),
+            axi.awaddr.eq(split.addr),
+            axi.awlen.eq(split.burst_len),
+            axi.awsize.eq(cfg.bus_bytes.bit_length() - 1),
+            axi.awburst.eq(AXI_BURST_INCR),
+            axi.awvalid.eq(split.busy & wlens.w_rdy & (outstanding < WRITE_BURSTS * 4 - 1)),
+            split.advance.eq(axi.awvalid & axi.awready),
+            wlens.w_en.eq(split.advance),
+            wlens.w_data.eq(split.burst_len),
+        ]
+        w_fire = Signal()
+        m.d.comb += [
+            axi.wdata.eq(client.data.payload.data),
+            axi.wstrb.eq(client.data.payload.strb),
+            axi.wvalid.eq(client.data.valid & wlens.r_rdy),
+            axi.wlast.eq(beat == wlens.r_data),
+            client.data.ready.eq(axi.wready & wlens.r_rdy),
+            w_fire.eq(axi.wvalid & axi.wready),
+            wlens.r_en.eq(w_fire & axi.wlast),
+            axi.bready.eq(1),
+        ]
+        with m.If(w_fire):
+            m.d.sync += beat.eq(Mux(axi.wlast, 0, beat + 1))
+        b_fire = axi.bvalid & axi.bready
+        with m.If(split.advance & ~b_fire):
+            m.d.sync += outstanding.eq(outstanding + 1)
+        with m.Elif(b_fire & ~split.advance):
+            m.d.sync += outstanding.eq(outstanding - 1)
+        m.d.comb += client.idle.eq(~split.busy & (outstanding == 0) & ~client.req.valid)
+
+
+def _pick(items, index, getter):
+    """getter(items[index]) as a mux chain."""
+    result = getter(items[0])
+    for i in range(1, len(items)):
+        result = Mux(index == i, getter(items[i]), result)
+    return result

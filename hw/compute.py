@@ -1,0 +1,149 @@
+"""The compute module: owns the uop and accumulator buffers; LOAD uop/acc, GEMM, ALU, FINISH.
+
+Per instruction: pop l2c (pop_prev) and s2c (pop_next) tokens first, run, push c2l
+(push_prev) and c2s (push_next) last. GEMM and ALU stream one micro-op per cycle from the
+loop generator into the execution pipeline; the next instruction starts while the pipeline
+drains, and only an instruction that pushes a token (or a LOAD/FINISH) waits for it to drain.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import INSN_BITS, Mem, Opcode
+
+from .dma_reader import DmaReader
+from .exec_pipe import ExecPipe
+from .interfaces import ReadClientSignature, insn_stream
+from .isa_layout import isa_layouts
+from .load import mux_read_clients
+from .sram import Sram, entry_bits, read_signature, write_signature
+from .uop_loop import OFFSETS, UopLoop
+
+
+class Compute(wiring.Component):
+    """Takes LOAD uop/acc, GEMM, ALU and FINISH instructions from ``insn``."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        super().__init__({
+            "insn": In(insn_stream()),
+            "pop_l2c": Out(1), "has_l2c": In(1), "pop_s2c": Out(1), "has_s2c": In(1),
+            "push_c2l": Out(1), "push_c2s": Out(1),
+            "dma": Out(ReadClientSignature(cfg.bus_bits)),
+            "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
+            "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
+            "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
+            "busy": Out(1), "wait_l2c": Out(1), "wait_s2c": Out(1),
+            "finish": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        word = Signal(INSN_BITS)
+        lay = isa_layouts(cfg)
+        mem, gemm, alu = data.View(lay.mem, word), data.View(lay.gemm, word), \
+            data.View(lay.alu, word)
+        m.submodules.uop_sram = uop_sram = Sram.for_buffer(cfg, "uop")
+        m.submodules.acc_sram = acc_sram = Sram.for_buffer(cfg, "acc", read_ports=2)
+        m.submodules.uop_dma = uop_dma = DmaReader(cfg, "uop", two_d=False)
+        m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True)
+        m.submodules.loop = loop = UopLoop(cfg)
+        m.submodules.pipe = pipe = ExecPipe(cfg)
+        self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem)
+        self._wire_pipe(m, gemm, alu, loop, pipe, uop_sram, acc_sram)
+        m.d.comb += [self.gemm_uop.eq(pipe.gemm_done), self.alu_uop.eq(pipe.alu_done)]
+        self._control(m, word, gemm, loop, pipe, uop_dma, acc_dma)
+        return m
+
+    def _wire_dma(self, m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem):
+        is_acc = Signal()
+        with m.If(uop_dma.start | acc_dma.start):
+            m.d.sync += is_acc.eq(acc_dma.start)
+        mux_read_clients(m, self.dma, [uop_dma.dma, acc_dma.dma], is_acc)
+        m.d.comb += [uop_dma.insn.eq(word), acc_dma.insn.eq(word)]
+        m.d.comb += [uop_sram.write.addr.eq(uop_dma.write.addr),
+                     uop_sram.write.data.eq(uop_dma.write.data),
+                     uop_sram.write.en.eq(uop_dma.write.en)]
+        with m.If(pipe.acc_write.en):
+            m.d.comb += [acc_sram.write.addr.eq(pipe.acc_write.addr),
+                         acc_sram.write.data.eq(pipe.acc_write.data),
+                         acc_sram.write.en.eq(1)]
+        with m.Else():
+            m.d.comb += [acc_sram.write.addr.eq(acc_dma.write.addr),
+                         acc_sram.write.data.eq(acc_dma.write.data),
+                         acc_sram.write.en.eq(acc_dma.write.en)]
+
+    def _wire_pipe(self, m, gemm, alu, loop, pipe, uop_sram, acc_sram):
+        for name in ("uop_bgn", "uop_end", "iter_out", "iter_in"):
+            m.d.comb += getattr(loop, name).eq(gemm[name])
+        for name in OFFSETS:
+            for level in ("out", "in"):
+                field = f"{name}_factor_{level}"
+                m.d.comb += getattr(loop, field).eq(gemm[field])
+            m.d.comb += getattr(pipe, f"{name}_offset").eq(getattr(loop, f"{name}_offset"))
+        m.d.comb += [
+            pipe.valid.eq(loop.busy), pipe.uop_addr.eq(loop.uop_addr),
+            pipe.op.is_alu.eq(alu.opcode == Opcode.ALU), pipe.op.reset.eq(gemm.reset),
+            pipe.op.alu_opcode.eq(alu.alu_opcode), pipe.op.use_imm.eq(alu.use_imm),
+            pipe.op.imm.eq(alu.imm),
+        ]
+        self._read(m, uop_sram.read_port(0), pipe.uop_read)
+        self._read(m, acc_sram.read_port(0), pipe.acc_read_dst)
+        self._read(m, acc_sram.read_port(1), pipe.acc_read_src)
+        self._read(m, wiring.flipped(self.inp_read), pipe.inp_read)
+        self._read(m, wiring.flipped(self.wgt_read), pipe.wgt_read)
+        m.d.comb += [self.out_write.addr.eq(pipe.out_write.addr),
+                     self.out_write.data.eq(pipe.out_write.data),
+                     self.out_write.en.eq(pipe.out_write.en)]
+
+    @staticmethod
+    def _read(m, port, user):
+        m.d.comb += [port.addr.eq(user.addr), port.en.eq(user.en), user.data.eq(port.data)]
+
+    def _control(self, m, word, gemm, loop, pipe, uop_dma, acc_dma):
+        pushes = gemm.push_prev | gemm.push_next
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.insn.ready.eq(1)
+                with m.If(self.insn.valid):
+                    m.d.sync += word.eq(self.insn.payload)
+                    m.next = "TOKENS"
+            with m.State("TOKENS"):
+                m.d.comb += [self.busy.eq(1), self.wait_l2c.eq(gemm.pop_prev & ~self.has_l2c),
+                             self.wait_s2c.eq(gemm.pop_next & ~self.has_s2c)]
+                with m.If(~self.wait_l2c & ~self.wait_s2c):
+                    m.d.comb += [self.pop_l2c.eq(gemm.pop_prev), self.pop_s2c.eq(gemm.pop_next)]
+                    with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)):
+                        m.d.comb += loop.start.eq(1)
+                        m.next = "LOOP"
+                    with m.Else():
+                        m.next = "DRAIN"
+            with m.State("LOOP"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~loop.busy):
+                    m.next = "RETIRE"
+            with m.State("DRAIN"):
+                m.d.comb += self.busy.eq(1)
+                mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type
+                with m.If(~pipe.busy):
+                    with m.If(gemm.opcode == Opcode.LOAD):
+                        m.d.comb += [uop_dma.start.eq(mem_type == Mem.UOP),
+                                     acc_dma.start.eq(mem_type == Mem.ACC)]
+                        m.next = "DMA"
+                    with m.Else():
+                        m.d.comb += self.finish.eq(gemm.opcode == Opcode.FINISH)
+                        m.next = "RETIRE"
+            with m.State("DMA"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~uop_dma.busy & ~acc_dma.busy):
+                    m.next = "RETIRE"
+            with m.State("RETIRE"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~pushes | ~pipe.busy):
+                    m.d.comb += [self.push_c2l.eq(gemm.push_prev),
+                                 self.push_c2s.eq(gemm.push_next)]
+                    m.next = "IDLE"

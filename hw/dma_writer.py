@@ -1,0 +1,143 @@
+"""2-D strided DMA from an SRAM buffer (out) to DRAM: the STORE datapath.
+
+Entries ``sram_base + y * x_size + x`` go to DRAM entries ``dram_base + y * x_stride + x``.
+The issuer sends one write request per row; the reader streams entries out of the SRAM
+into a small FIFO (credit-counted, so the SRAM's read latency never loses a beat); the
+packer cuts each entry into bus beats (wide entries) or gathers several entries into one
+beat with byte strobes (narrow entries). The W payload sits in registers or at a FIFO head
+that only change on a handshake, so it is stable under back-pressure.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal
+from amaranth.lib import data, fifo, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import INSN_BITS
+
+from .dma_reader import log2
+from .interfaces import ADDR_BITS, WriteClientSignature
+from .isa_layout import isa_layouts
+from .sram import entry_bits, read_signature
+
+ENTRY_FIFO_DEPTH = 4
+
+
+class DmaWriter(wiring.Component):
+    """Runs the STORE in ``insn`` when ``start`` strobes; ``busy`` until DRAM acked it all."""
+
+    def __init__(self, cfg: Config, buffer: str = "out"):
+        self.cfg, self.buffer = cfg, buffer
+        self.entry_bytes = cfg.entry_bytes(buffer)
+        super().__init__({
+            "start": In(1),
+            "insn": In(INSN_BITS),
+            "busy": Out(1),
+            "dma": Out(WriteClientSignature(cfg.bus_bits)),
+            "read": In(read_signature(entry_bits(cfg, buffer), cfg.depth(buffer))),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        insn = data.View(isa_layouts(self.cfg).mem, self.insn)
+        f = {n: Signal(insn[n].shape(), name=n)
+             for n in ("sram_base", "dram_base", "y_size", "x_size", "x_stride")}
+        with m.If(self.start):
+            m.d.sync += [reg.eq(insn[n]) for n, reg in f.items()]
+        issuing = self._issuer(m, insn, f)
+        m.submodules.entries = entries = fifo.SyncFIFO(width=self.entry_bytes * 8,
+                                                       depth=ENTRY_FIFO_DEPTH)
+        reading = self._reader(m, insn, entries)
+        packing = self._packer(m, insn, f, entries)
+        started = Signal()
+        m.d.sync += started.eq(self.start)
+        m.d.comb += self.busy.eq(self.start | started | issuing | reading | packing
+                                 | entries.r_rdy | ~self.dma.idle)
+        return m
+
+    def _issuer(self, m, insn, f) -> Signal:
+        cfg, log_e, log_b = self.cfg, log2(self.entry_bytes), log2(self.cfg.bus_bytes)
+        row_addr = Signal(ADDR_BITS)
+        rows_left = Signal.like(f["y_size"])
+        req = self.dma.req
+        with m.If(self.start):
+            m.d.sync += [row_addr.eq(insn.dram_base << log_e),
+                         rows_left.eq(Mux(insn.x_size == 0, 0, insn.y_size))]
+        if self.entry_bytes >= cfg.bus_bytes:
+            beats = f["x_size"] << (log_e - log_b)
+        else:
+            beats = (row_addr[:log_b] + (f["x_size"] << log_e) + cfg.bus_bytes - 1) >> log_b
+        m.d.comb += [req.valid.eq(rows_left != 0),
+                     req.payload.addr.eq(row_addr >> log_b << log_b),
+                     req.payload.beats.eq(beats)]
+        with m.If(req.valid & req.ready):
+            m.d.sync += [row_addr.eq(row_addr + (f["x_stride"] << log_e)),
+                         rows_left.eq(rows_left - 1)]
+        return req.valid
+
+    def _reader(self, m, insn, entries) -> Signal:
+        left = Signal(len(insn.y_size) + len(insn.x_size))
+        addr = Signal(self.cfg.addr_bits(self.buffer))
+        in_flight = Signal()
+        with m.If(self.start):
+            m.d.sync += [left.eq(insn.y_size * insn.x_size), addr.eq(insn.sram_base)]
+        issue = Signal()
+        m.d.comb += [
+            issue.eq(~self.start & (left != 0)
+                     & (entries.level + in_flight < ENTRY_FIFO_DEPTH)),
+            self.read.addr.eq(addr),
+            entries.w_en.eq(in_flight),
+            entries.w_data.eq(self.read.data),
+        ]
+        m.d.sync += in_flight.eq(issue)
+        with m.If(issue):
+            m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
+        return (left != 0) | in_flight
+
+    def _packer(self, m, insn, f, entries) -> Signal:
+        cfg, out = self.cfg, self.dma.data
+        ebits = self.entry_bytes * 8
+        if self.entry_bytes >= cfg.bus_bytes:
+            per_entry = self.entry_bytes // cfg.bus_bytes
+            beat = Signal(range(per_entry))
+            m.d.comb += [out.valid.eq(entries.r_rdy),
+                         out.payload.data.eq(entries.r_data.word_select(beat, cfg.bus_bits)),
+                         out.payload.strb.eq(-1),
+                         entries.r_en.eq(out.ready & (beat == per_entry - 1))]
+            with m.If(out.valid & out.ready):
+                m.d.sync += beat.eq(Mux(beat == per_entry - 1, 0, beat + 1))
+            return Signal()
+        per_beat = cfg.bus_bytes // self.entry_bytes
+        log_e, log_b = log2(self.entry_bytes), log2(cfg.bus_bytes)
+        row_addr = Signal(ADDR_BITS)
+        col = Signal.like(f["x_size"])
+        slot_reg = Signal(range(per_beat))
+        acc_data, acc_strb = Signal(cfg.bus_bits), Signal(cfg.bus_bytes)
+        with m.If(self.start):
+            m.d.sync += [row_addr.eq(insn.dram_base << log_e), col.eq(0)]
+        slot = Mux(col == 0, row_addr[log_e:log_b], slot_reg)
+        new_data, new_strb = Signal(cfg.bus_bits), Signal(cfg.bus_bytes)
+        take = Signal()
+        m.d.comb += [
+            take.eq(entries.r_rdy & (~out.valid | out.ready)),
+            entries.r_en.eq(take),
+            new_data.eq(acc_data), new_strb.eq(acc_strb),
+            new_data.word_select(slot, ebits).eq(entries.r_data),
+            new_strb.word_select(slot, self.entry_bytes).eq(-1),
+        ]
+        with m.If(out.valid & out.ready):
+            m.d.sync += out.valid.eq(0)
+        with m.If(take):
+            row_last = col == f["x_size"] - 1
+            m.d.sync += slot_reg.eq(slot + 1)
+            with m.If(row_last):
+                m.d.sync += [col.eq(0), row_addr.eq(row_addr + (f["x_stride"] << log_e))]
+            with m.Else():
+                m.d.sync += col.eq(col + 1)
+            with m.If(row_last | (slot == per_beat - 1)):
+                m.d.sync += [out.valid.eq(1), out.payload.data.eq(new_data),
+                             out.payload.strb.eq(new_strb), acc_data.eq(0), acc_strb.eq(0)]
+            with m.Else():
+                m.d.sync += [acc_data.eq(new_data), acc_strb.eq(new_strb)]
+        return out.valid

@@ -1,0 +1,139 @@
+"""The fetch module: burst-reads the instruction stream and routes it to the three modules.
+
+Instructions are requested in chunks of up to ``CHUNK`` and only while the instruction
+buffer has room for everything requested, so read data never waits on a full buffer and
+never blocks the shared R channel. A dispatcher moves each buffered instruction to the
+load queue (LOAD inp/wgt), the store queue (STORE) or the compute queue (the rest).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import data, fifo, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
+
+from .dma_reader import log2
+from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
+from .isa_layout import isa_layouts
+
+CHUNK = 8            # instructions per read request
+BUFFER_DEPTH = 16    # instructions fetched and not yet dispatched
+QUEUE_DEPTH = 8      # per-module instruction queues
+COUNT_BITS = 32
+
+
+class Fetch(wiring.Component):
+    """On ``start``, fetches ``insn_count`` instructions from byte address ``insn_addr``."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        super().__init__({
+            "start": In(1), "insn_addr": In(ADDR_BITS), "insn_count": In(COUNT_BITS),
+            "busy": Out(1),
+            "dma": Out(ReadClientSignature(cfg.bus_bits)),
+            "load_insn": Out(insn_stream()),
+            "compute_insn": Out(insn_stream()),
+            "store_insn": Out(insn_stream()),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.buffer = buffer = fifo.SyncFIFO(width=INSN_BITS, depth=BUFFER_DEPTH)
+        reserved = Signal(range(BUFFER_DEPTH + 1))
+        remaining = Signal(COUNT_BITS)
+        requested = Signal(range(CHUNK + 1))
+        chunk_start = self._issuer(m, reserved, remaining, requested)
+        self._unpacker(m, buffer, chunk_start, requested)
+        moved = self._dispatcher(m, buffer)
+        with m.If(self.start):
+            m.d.sync += reserved.eq(0)
+        with m.Else():
+            m.d.sync += reserved.eq(reserved + Mux(self.dma.req.valid & self.dma.req.ready,
+                                                   requested, 0) - moved)
+        m.d.comb += self.busy.eq((remaining != 0) | (reserved != 0))
+        return m
+
+    def _issuer(self, m, reserved, remaining, requested):
+        cfg, req = self.cfg, self.dma.req
+        log_b = log2(cfg.bus_bytes)
+        addr = Signal(ADDR_BITS)
+        with m.If(self.start):
+            m.d.sync += [addr.eq(self.insn_addr), remaining.eq(self.insn_count)]
+        m.d.comb += requested.eq(Mux(remaining < CHUNK, remaining, CHUNK))
+        m.d.comb += [
+            req.valid.eq((remaining != 0) & (reserved + requested <= BUFFER_DEPTH)
+                         & ~self.start),
+            req.payload.addr.eq(addr >> log_b << log_b),
+            req.payload.beats.eq((addr[:log_b] + requested * INSN_BYTES + cfg.bus_bytes - 1)
+                                 >> log_b),
+        ]
+        with m.If(req.valid & req.ready):
+            m.d.sync += [addr.eq(addr + requested * INSN_BYTES),
+                         remaining.eq(remaining - requested)]
+        return addr
+
+    def _unpacker(self, m, buffer, chunk_addr, requested):
+        cfg, resp = self.cfg, self.dma.resp
+        if cfg.bus_bytes <= INSN_BYTES:
+            per_insn = INSN_BYTES // cfg.bus_bytes
+            parts = Signal(max(1, INSN_BITS - cfg.bus_bits))
+            count = Signal(range(max(per_insn, 2)))
+            last = count == per_insn - 1
+            m.d.comb += [
+                resp.ready.eq(buffer.w_rdy),
+                buffer.w_data.eq(Cat(parts[:INSN_BITS - cfg.bus_bits], resp.payload)
+                                 if per_insn > 1 else resp.payload),
+                buffer.w_en.eq(resp.valid & last),
+            ]
+            with m.If(resp.valid & resp.ready):
+                if per_insn > 1:
+                    m.d.sync += [parts.word_select(count, cfg.bus_bits).eq(resp.payload),
+                                 count.eq(Mux(last, 0, count + 1))]
+            return
+        # Wide bus: several instructions per beat; a chunk may start mid-beat.
+        per_beat = cfg.bus_bytes // INSN_BYTES
+        log_i, log_b = log2(INSN_BYTES), log2(cfg.bus_bytes)
+        m.submodules.chunks = chunks = fifo.SyncFIFO(
+            width=len(chunk_addr[log_i:log_b]) + len(requested), depth=4)
+        m.d.comb += [chunks.w_en.eq(self.dma.req.valid & self.dma.req.ready),
+                     chunks.w_data.eq(Cat(chunk_addr[log_i:log_b], requested))]
+        first_slot = chunks.r_data[:log_b - log_i]
+        chunk_count = chunks.r_data[log_b - log_i:]
+        index = Signal(range(CHUNK + 1))          # instruction within the chunk
+        slot_reg = Signal(range(per_beat))
+        slot = Signal(range(per_beat))
+        take = Signal()
+        chunk_last = index == chunk_count - 1
+        m.d.comb += [
+            slot.eq(Mux(index == 0, first_slot, slot_reg)),
+            take.eq(resp.valid & chunks.r_rdy & buffer.w_rdy),
+            buffer.w_en.eq(take),
+            buffer.w_data.eq(resp.payload.word_select(slot, INSN_BITS)),
+            resp.ready.eq(take & ((slot == per_beat - 1) | chunk_last)),
+            chunks.r_en.eq(take & chunk_last),
+        ]
+        with m.If(take):
+            m.d.sync += [slot_reg.eq(slot + 1), index.eq(Mux(chunk_last, 0, index + 1))]
+
+    def _dispatcher(self, m, buffer) -> Signal:
+        lay = isa_layouts(self.cfg)
+        insn = data.View(lay.mem, buffer.r_data)
+        to_load = (insn.opcode == Opcode.LOAD) & ((insn.memory_type == Mem.INP)
+                                                  | (insn.memory_type == Mem.WGT))
+        to_store = insn.opcode == Opcode.STORE
+        moved = Signal()
+        targets = [(self.load_insn, to_load), (self.store_insn, to_store),
+                   (self.compute_insn, ~to_load & ~to_store)]
+        for name, (port, chosen) in zip(("load_q", "store_q", "compute_q"), targets):
+            queue = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=QUEUE_DEPTH)
+            m.submodules[name] = queue
+            m.d.comb += [queue.w_data.eq(buffer.r_data),
+                         queue.w_en.eq(buffer.r_rdy & chosen),
+                         port.payload.eq(queue.r_data), port.valid.eq(queue.r_rdy),
+                         queue.r_en.eq(port.ready)]
+            with m.If(chosen):
+                m.d.comb += moved.eq(buffer.r_rdy & queue.w_rdy)
+        m.d.comb += buffer.r_en.eq(moved)
+        return moved

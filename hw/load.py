@@ -1,0 +1,81 @@
+"""The load module: LOADs of the inp and wgt buffers, synchronised by tokens.
+
+Per instruction: pop a c2l token first (pop_next), run the 2-D DMA (inp with zero
+padding, wgt without), push an l2c token last (push_next).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import INSN_BITS, Mem
+
+from .dma_reader import DmaReader
+from .interfaces import ReadClientSignature, insn_stream
+from .isa_layout import isa_layouts
+from .sram import entry_bits, write_signature
+
+
+def mux_read_clients(m: Module, shared, clients: list, select) -> None:
+    """Connect the read client ``clients[select]`` to the ``shared`` port."""
+    for index, client in enumerate(clients):
+        chosen = select == index
+        m.d.comb += [client.resp.payload.eq(shared.resp.payload),
+                     client.resp.valid.eq(shared.resp.valid & chosen),
+                     client.req.ready.eq(shared.req.ready & chosen)]
+        with m.If(chosen):
+            m.d.comb += [shared.req.valid.eq(client.req.valid),
+                         shared.req.payload.eq(client.req.payload),
+                         shared.resp.ready.eq(client.resp.ready)]
+
+
+class Load(wiring.Component):
+    """Takes LOAD inp/wgt instructions from ``insn``; DMA through ``dma``."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        super().__init__({
+            "insn": In(insn_stream()),
+            "pop_c2l": Out(1), "has_c2l": In(1), "push_l2c": Out(1),
+            "dma": Out(ReadClientSignature(cfg.bus_bits)),
+            "inp_write": In(write_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
+            "wgt_write": In(write_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
+            "busy": Out(1), "waiting": Out(1),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        cfg = self.cfg
+        m.submodules.inp_dma = inp_dma = DmaReader(cfg, "inp", pad=True)
+        m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False)
+        word = Signal(INSN_BITS)
+        insn = data.View(isa_layouts(cfg).mem, word)
+        is_wgt = Signal()
+        mux_read_clients(m, self.dma, [inp_dma.dma, wgt_dma.dma], is_wgt)
+        for dma, port in ((inp_dma, self.inp_write), (wgt_dma, self.wgt_write)):
+            m.d.comb += [dma.insn.eq(word), port.addr.eq(dma.write.addr),
+                         port.data.eq(dma.write.data), port.en.eq(dma.write.en)]
+        with m.FSM():
+            with m.State("IDLE"):
+                m.d.comb += self.insn.ready.eq(1)
+                with m.If(self.insn.valid):
+                    m.d.sync += word.eq(self.insn.payload)
+                    m.next = "TOKENS"
+            with m.State("TOKENS"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(insn.pop_next & ~self.has_c2l):
+                    m.d.comb += self.waiting.eq(1)
+                with m.Else():
+                    m.d.comb += [self.pop_c2l.eq(insn.pop_next),
+                                 inp_dma.start.eq(insn.memory_type == Mem.INP),
+                                 wgt_dma.start.eq(insn.memory_type == Mem.WGT)]
+                    m.d.sync += is_wgt.eq(insn.memory_type == Mem.WGT)
+                    m.next = "RUN"
+            with m.State("RUN"):
+                m.d.comb += self.busy.eq(1)
+                with m.If(~inp_dma.busy & ~wgt_dma.busy):
+                    m.d.comb += self.push_l2c.eq(insn.push_next)
+                    m.next = "IDLE"
+        return m

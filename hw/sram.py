@@ -1,0 +1,65 @@
+"""An on-chip SRAM buffer: one write port, any number of synchronous read ports.
+
+Read data appears one cycle after the address (a block RAM's registered read). A read of
+the row written in the same cycle returns the old contents; the compute pipeline forwards
+in-flight results itself.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, unsigned
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import Out
+
+from vtalab.spec import Config
+from vtalab.spec.errors import ConfigError
+
+
+def write_signature(width: int, depth: int) -> memory.WritePort.Signature:
+    return memory.WritePort.Signature(addr_width=_addr_width(depth), shape=unsigned(width))
+
+
+def read_signature(width: int, depth: int) -> memory.ReadPort.Signature:
+    return memory.ReadPort.Signature(addr_width=_addr_width(depth), shape=unsigned(width))
+
+
+def _addr_width(depth: int) -> int:
+    return max(1, (depth - 1).bit_length())
+
+
+def entry_bits(cfg: Config, buffer: str) -> int:
+    """Bits of one entry of ``buffer``: all elements of a row packed little-endian."""
+    return cfg.entry_bytes(buffer) * 8
+
+
+class Sram(wiring.Component):
+    """``write`` and ``read_<i>`` ports of a ``depth`` x ``width`` memory."""
+
+    def __init__(self, width: int, depth: int, read_ports: int = 1):
+        if depth < 2 or depth & (depth - 1):
+            raise ConfigError(f"SRAM depth must be a power of two of at least 2, not {depth}")
+        self.width, self.depth, self.n_read = width, depth, read_ports
+        members = {"write": Out(write_signature(width, depth))}
+        for i in range(read_ports):
+            members[f"read_{i}"] = Out(read_signature(width, depth))
+        super().__init__(members)
+
+    @classmethod
+    def for_buffer(cls, cfg: Config, buffer: str, read_ports: int = 1) -> "Sram":
+        return cls(entry_bits(cfg, buffer), cfg.depth(buffer), read_ports)
+
+    def read_port(self, index: int = 0):
+        return getattr(self, f"read_{index}")
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = memory.Memory(shape=unsigned(self.width), depth=self.depth,
+                                               init=[])
+        wport = mem.write_port()
+        m.d.comb += [wport.addr.eq(self.write.addr), wport.data.eq(self.write.data),
+                     wport.en.eq(self.write.en)]
+        for i in range(self.n_read):
+            rport = mem.read_port()
+            ours = self.read_port(i)
+            m.d.comb += [rport.addr.eq(ours.addr), rport.en.eq(ours.en),
+                         ours.data.eq(rport.data)]
+        return m

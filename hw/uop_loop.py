@@ -1,0 +1,92 @@
+"""The micro-op loop generator of GEMM and ALU: one (uop index, index offsets) per cycle.
+
+    for i in range(iter_out):
+        for j in range(iter_in):
+            for u in range(uop_bgn, uop_end):
+                emit(u, dst = i*dst_factor_out + j*dst_factor_in, src likewise, wgt likewise)
+
+Offsets are kept as running sums (no multipliers) and wrap at their field widths; legal
+programs never wrap. A loop with no iterations emits nothing.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import Isa
+
+OFFSETS = ("dst", "src", "wgt")
+
+
+class UopLoop(wiring.Component):
+    """Starts on ``start`` with the loop fields of a GEMM/ALU view; ``busy`` until done."""
+
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        isa = Isa(cfg)
+        gemm = isa.gemm
+        self.widths = {name: isa.uop[name].width for name in OFFSETS}
+        members = {
+            "start": In(1),
+            "uop_bgn": In(gemm["uop_bgn"].width),
+            "uop_end": In(gemm["uop_end"].width),
+            "iter_out": In(gemm["iter_out"].width),
+            "iter_in": In(gemm["iter_in"].width),
+            "busy": Out(1),
+            "uop_addr": Out(gemm["uop_bgn"].width),
+        }
+        for name in OFFSETS:
+            members[f"{name}_factor_out"] = In(gemm[f"{name}_factor_out"].width)
+            members[f"{name}_factor_in"] = In(gemm[f"{name}_factor_in"].width)
+            members[f"{name}_offset"] = Out(self.widths[name])
+        super().__init__(members)
+
+    def elaborate(self, platform):
+        m = Module()
+        i = Signal.like(self.iter_out)
+        j = Signal.like(self.iter_in)
+        last_u = Signal.like(self.uop_end)
+        i_end = Signal.like(self.iter_out)
+        j_end = Signal.like(self.iter_in)
+        factors = {}
+        outer = {}
+        for name in OFFSETS:
+            factors[name] = (Signal(self.widths[name], name=f"{name}_fo"),
+                             Signal(self.widths[name], name=f"{name}_fi"))
+            outer[name] = Signal(self.widths[name], name=f"{name}_outer")
+        empty = ((self.iter_out == 0) | (self.iter_in == 0) | (self.uop_end <= self.uop_bgn))
+        with m.If(self.start):
+            m.d.sync += [
+                self.busy.eq(~empty), self.uop_addr.eq(self.uop_bgn), i.eq(0), j.eq(0),
+                last_u.eq(self.uop_end - 1), i_end.eq(self.iter_out - 1),
+                j_end.eq(self.iter_in - 1),
+            ]
+            for name in OFFSETS:
+                fo, fi = factors[name]
+                m.d.sync += [fo.eq(getattr(self, f"{name}_factor_out")),
+                             fi.eq(getattr(self, f"{name}_factor_in")),
+                             outer[name].eq(0), getattr(self, f"{name}_offset").eq(0)]
+        with m.Elif(self.busy):
+            self._step(m, i, j, last_u, i_end, j_end, factors, outer)
+        return m
+
+    def _step(self, m, i, j, last_u, i_end, j_end, factors, outer):
+        with m.If(self.uop_addr != last_u):
+            m.d.sync += self.uop_addr.eq(self.uop_addr + 1)
+        with m.Else():
+            m.d.sync += self.uop_addr.eq(self.uop_bgn)
+            with m.If(j != j_end):
+                m.d.sync += j.eq(j + 1)
+                for name in OFFSETS:
+                    offset = getattr(self, f"{name}_offset")
+                    m.d.sync += offset.eq(offset + factors[name][1])
+            with m.Elif(i != i_end):
+                m.d.sync += [j.eq(0), i.eq(i + 1)]
+                for name in OFFSETS:
+                    new_outer = outer[name] + factors[name][0]
+                    m.d.sync += [outer[name].eq(new_outer),
+                                 getattr(self, f"{name}_offset").eq(new_outer)]
+            with m.Else():
+                m.d.sync += self.busy.eq(0)
