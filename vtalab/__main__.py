@@ -1,0 +1,5 @@
+import sys
+
+from vtalab.cli import main
+
+sys.exit(main())
