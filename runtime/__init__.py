@@ -7,10 +7,10 @@ from .alloc import DramAllocator, OutOfDeviceMemory
 from .device import Buffer, Device, DeviceBase, backend_names, open_device, register_backend
 from .program import Program
 from .uop_kernel import KernelRecorder, Loop, UopCache, UopKernel
-from .builder import ProgramBuilder, module_of, noop
+from .builder import ProgramBuilder, noop
 
 __all__ = [
     "DramAllocator", "OutOfDeviceMemory", "Buffer", "Device", "DeviceBase", "backend_names",
     "open_device", "register_backend", "Program", "KernelRecorder", "Loop", "UopCache",
-    "UopKernel", "ProgramBuilder", "module_of", "noop",
+    "UopKernel", "ProgramBuilder", "noop",
 ]

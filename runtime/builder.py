@@ -16,25 +16,13 @@ import numpy as np
 
 from vtalab.spec import Config, Isa
 from vtalab.spec.errors import ProgramError
-from vtalab.spec.isa import FinishInsn, GemmInsn, AluInsn, Instruction, Mem, MemInsn, Opcode
+from vtalab.spec.isa import (FLAG_QUEUES, MODULES, QUEUES, AluInsn, FinishInsn, GemmInsn,
+                             Instruction, Mem, MemInsn, Opcode, module_of)
 
 from .program import Program
-from .uop_kernel import GEMM, KernelRecorder, UopCache, UopKernel
+from .uop_kernel import KernelRecorder, UopCache, UopKernel
 
-MODULES = ("load", "compute", "store")
-STAGE = {"load": 1, "compute": 2, "store": 3}
-QUEUE = {("load", "compute"): "l2c", ("compute", "load"): "c2l",
-         ("compute", "store"): "c2s", ("store", "compute"): "s2c"}
 PADDED = (Mem.INP, Mem.ACC)
-
-
-def module_of(insn: Instruction) -> str:
-    """The module the fetch unit dispatches ``insn`` to."""
-    if isinstance(insn, MemInsn):
-        if insn.opcode == Opcode.STORE:
-            return "store"
-        return "load" if insn.mem in (Mem.INP, Mem.WGT) else "compute"
-    return "compute"
 
 
 def noop(module: str, **flags) -> MemInsn:
@@ -79,7 +67,7 @@ class ProgramBuilder:
         self.insns: list[Instruction] = []
         self._last = dict.fromkeys(MODULES)             # index of each module's last insn
         self._pending = {m: {"pop_prev": False, "pop_next": False} for m in MODULES}
-        self.tokens = dict.fromkeys(QUEUE.values(), 0)  # pushes minus pops, program order
+        self.tokens = dict.fromkeys(QUEUES, 0)     # pushes minus pops, program order
         self._unsynced = {"load": False, "store": False}
         self._uop_chunks: list[np.ndarray] = []
         self._uop_words = 0
@@ -229,7 +217,7 @@ class ProgramBuilder:
     def dep_push(self, from_module: str, to_module: str) -> None:
         """VTADepPush: a token into queue from->to after from's last instruction."""
         queue = _queue(from_module, to_module)
-        flag = "push_next" if STAGE[from_module] < STAGE[to_module] else "push_prev"
+        flag = _flag(from_module, "push", queue)
         self._commit_pops(from_module)
         last = self._last[from_module]
         if last is not None and not getattr(self.insns[last], flag):
@@ -243,7 +231,7 @@ class ProgramBuilder:
     def dep_pop(self, from_module: str, to_module: str) -> None:
         """VTADepPop: the next instruction issued to ``to_module`` waits for a token."""
         queue = _queue(from_module, to_module)
-        flag = "pop_prev" if STAGE[from_module] < STAGE[to_module] else "pop_next"
+        flag = _flag(to_module, "pop", queue)
         if self._pending[to_module][flag]:
             self._commit_pops(to_module)
         self._pending[to_module][flag] = True
@@ -297,9 +285,16 @@ class ProgramBuilder:
 
 
 def _queue(from_module: str, to_module: str) -> str:
-    try:
-        return QUEUE[(from_module, to_module)]
-    except KeyError:
-        raise ProgramError(f"token queue must be one of "
-                           f"{[f'{a}->{b}' for a, b in QUEUE]}, not "
-                           f"{from_module!r}->{to_module!r}") from None
+    """The token queue from one module to another, named as spec.isa names it ("l2c")."""
+    if from_module in MODULES and to_module in MODULES:
+        name = f"{from_module[0]}2{to_module[0]}"
+        if name in QUEUES:
+            return name
+    pairs = [f"{a}->{b}" for a in MODULES for b in MODULES if f"{a[0]}2{b[0]}" in QUEUES]
+    raise ProgramError(f"token queue must be one of {pairs}, not {from_module!r}->{to_module!r}")
+
+
+def _flag(module: str, kind: str, queue: str) -> str:
+    """The dependency flag with which ``module`` pushes or pops ``queue``."""
+    return next(flag for flag, name in FLAG_QUEUES[module].items()
+                if name == queue and flag.startswith(kind))
