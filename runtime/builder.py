@@ -57,7 +57,7 @@ class ProgramBuilder:
 
     def __init__(self, target):
         self.device = None if isinstance(target, Config) else target
-        self.cfg: Config = target if isinstance(target, Config) else target.cfg
+        self.cfg: Config = target if isinstance(target, Config) else getattr(target, "cfg", None)
         if not isinstance(self.cfg, Config):
             raise ProgramError(f"target must be a Config or a Device, not {target!r}")
         self.isa = Isa(self.cfg)
