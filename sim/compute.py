@@ -8,7 +8,7 @@ from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, GemmInsn
 
 from .alu import alu_apply, hazard_free_chunks, wrap
-from .gemm import accumulate_products
+from .gemm import accumulate_products, separable_products
 from .state import SramState
 
 
@@ -21,19 +21,25 @@ class ComputeUnit:
         self.sram = sram
         self._float = {}
 
-    def invalidate(self, buffer: str) -> None:
-        """Forget cached float copies after a LOAD into ``buffer``."""
-        self._float.pop(buffer, None)
+    def loaded(self, buffer: str, first: int, count: int) -> None:
+        """Refresh the float copy of ``buffer`` rows a LOAD just wrote."""
+        cached = self._float.get(buffer)
+        if cached is not None:
+            rows = slice(first, first + count)
+            cached[rows] = self.sram[buffer][rows]
 
     def _as_float(self, buffer: str) -> np.ndarray:
         if buffer not in self._float:
             self._float[buffer] = self.sram[buffer].astype(np.float64)
         return self._float[buffer]
 
-    def _loop(self, insn, what: str):
+    def _uop_fields(self, insn, what: str):
         self.sram.check_range("uop", insn.uop_bgn, max(insn.uop_end - insn.uop_bgn, 0), what)
-        words = self.sram.uop[insn.uop_bgn:insn.uop_end]
-        dst, src, wgt = self.isa.decode_uops(words)
+        return self.isa.decode_uops(self.sram.uop[insn.uop_bgn:insn.uop_end])
+
+    def _loop(self, insn, what: str, base=None):
+        """Every micro-op iteration's (dst, src, wgt) indices, in execution order."""
+        dst, src, wgt = base if base is not None else self._uop_fields(insn, what)
         outer = np.arange(insn.iter_out, dtype=np.int64)[:, None, None]
         inner = np.arange(insn.iter_in, dtype=np.int64)[None, :, None]
 
@@ -51,23 +57,36 @@ class ComputeUnit:
         acc[rows] = values.astype(acc.dtype)
         out[rows] = wrap(values.astype(np.int64), self.cfg.out_bits).astype(out.dtype)
 
+    def _check_loop_bounds(self, insn, base, what: str) -> None:
+        """Bounds of every index the loop visits, from the extremes (factors are >= 0)."""
+        names = [("dst", "acc", insn.dst_factor_out, insn.dst_factor_in)]
+        if isinstance(insn, GemmInsn) and not insn.reset:
+            names += [("src", "inp", insn.src_factor_out, insn.src_factor_in),
+                      ("wgt", "wgt", insn.wgt_factor_out, insn.wgt_factor_in)]
+        for (name, buf, f_out, f_in), values in zip(names, base):
+            if len(values):
+                top = int(values.max()) + (insn.iter_out - 1) * f_out + (insn.iter_in - 1) * f_in
+                self.sram.check_indices(buf, np.array([top]), f"{what} {name}")
+
     def gemm(self, insn: GemmInsn) -> int:
         """Run one GEMM instruction; return the number of micro-ops executed."""
-        dst, src, wgt = self._loop(insn, "GEMM")
-        self.sram.check_indices("acc", dst, "GEMM dst")
-        if insn.reset:
-            rows = np.unique(dst)
-            self._write(rows, np.zeros((len(rows),) + self.sram.acc.shape[1:], np.int64))
-            return len(dst)
-        self.sram.check_indices("inp", src, "GEMM src")
-        self.sram.check_indices("wgt", wgt, "GEMM wgt")
-        if len(dst) == 0:
+        base = self._uop_fields(insn, "GEMM")
+        count = len(base[0]) * insn.iter_out * insn.iter_in
+        self._check_loop_bounds(insn, base, "GEMM")
+        if count == 0:
             return 0
-        rows, sums = accumulate_products(self.cfg, self._as_float("inp"), self._as_float("wgt"),
-                                         dst, src, wgt)
+        if insn.reset:
+            rows = np.unique(self._loop(insn, "GEMM", base)[0])
+            self._write(rows, np.zeros((len(rows),) + self.sram.acc.shape[1:], np.int64))
+            return count
+        inp, wgt = self._as_float("inp"), self._as_float("wgt")
+        found = separable_products(self.cfg, inp, wgt, base, insn)
+        if found is None:
+            found = accumulate_products(self.cfg, inp, wgt, *self._loop(insn, "GEMM", base))
+        rows, sums = found
         total = self.sram.acc[rows].astype(np.int64) + _wrap_sums(sums, self.cfg.acc_bits)
         self._write(rows, wrap(total, self.cfg.acc_bits))
-        return len(dst)
+        return count
 
     def alu(self, insn: AluInsn) -> int:
         """Run one ALU instruction; return the number of micro-ops executed."""

@@ -61,9 +61,9 @@ class FunctionalSimulator:
         if isinstance(insn, MemInsn):
             if is_load(insn):
                 counters["insn_load"] += 1
-                counters[f"bytes_{insn.mem.buffer}"] += execute_load(
-                    self.cfg, self.sram, self.dram, insn)
-                self.compute.invalidate(insn.mem.buffer)
+                nbytes, entries = execute_load(self.cfg, self.sram, self.dram, insn)
+                counters[f"bytes_{insn.mem.buffer}"] += nbytes
+                self.compute.loaded(insn.mem.buffer, insn.sram_base, entries)
             else:
                 counters["insn_store"] += 1
                 counters["bytes_out"] += execute_store(self.cfg, self.sram, self.dram, insn)

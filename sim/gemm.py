@@ -93,3 +93,47 @@ def _add_stacked(sums, slot, inp, wgt, src, widx, chunk=1 << 16):
         part = slice(first, first + chunk)
         prods = np.matmul(inp[src[part]], wgt[widx[part]].transpose(0, 2, 1))
         np.add.at(sums, slot[part], prods)
+
+
+def separable_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, base, insn):
+    """(rows, sums) for loops where src follows one loop and wgt the other, else None.
+
+    Then the micro-ops that share a dst base form one matrix product whose inner
+    dimension runs over their (src, wgt) pairs: a blocked matmul becomes one BLAS call per
+    instruction instead of one per weight entry.
+    """
+    d, s, w = base
+    f = {"d": (insn.dst_factor_out, insn.dst_factor_in),
+         "s": (insn.src_factor_out, insn.src_factor_in),
+         "w": (insn.wgt_factor_out, insn.wgt_factor_in)}
+    extents = (insn.iter_out, insn.iter_in)
+    if f["s"][1] == 0 and f["w"][0] == 0:
+        row_loop = 0                       # src follows iter_out, wgt follows iter_in
+    elif f["s"][0] == 0 and f["w"][1] == 0:
+        row_loop = 1
+    else:
+        return None
+    col_loop = 1 - row_loop
+    n_rows, n_cols = extents[row_loop], extents[col_loop]
+    grid = (np.arange(n_rows)[:, None] * f["d"][row_loop]
+            + np.arange(n_cols)[None, :] * f["d"][col_loop]).reshape(-1)
+    if len(d) * len(grid) < 64 or not exact_in_float64(cfg, len(d) * len(grid)) \
+            or _distinct(grid, int(grid.max()) + 1) != len(grid):
+        return None
+    rows_all = (d[:, None] + grid[None, :]).reshape(-1)
+    if rows_all.max() >= cfg.acc_depth:
+        return None                        # let the general path raise the bounds error
+    rows, slot = _compact(rows_all, cfg.acc_depth)
+    slot = slot.reshape(len(d), -1)
+    sums = np.zeros((len(rows), cfg.batch, cfg.block_out), dtype=np.float64)
+    for dst_base in np.unique(d).tolist():
+        members = np.flatnonzero(d == dst_base)
+        src_idx = s[members][None, :] + np.arange(n_rows)[:, None] * f["s"][row_loop]
+        wgt_idx = w[members][:, None] + np.arange(n_cols)[None, :] * f["w"][col_loop]
+        a = inp[src_idx]                   # (n_rows, U, batch, block_in)
+        a = np.ascontiguousarray(a.transpose(0, 2, 1, 3)).reshape(n_rows * cfg.batch, -1)
+        b = wgt[wgt_idx]                   # (U, n_cols, block_out, block_in)
+        b = np.ascontiguousarray(b.transpose(0, 3, 1, 2)).reshape(-1, n_cols * cfg.block_out)
+        prod = (a @ b).reshape(n_rows, cfg.batch, n_cols, cfg.block_out).transpose(0, 2, 1, 3)
+        sums[slot[members[0]]] += prod.reshape(-1, cfg.batch, cfg.block_out)
+    return rows, sums

@@ -18,7 +18,7 @@ def _le(dtype: np.dtype) -> np.dtype:
 
 
 def execute_load(cfg: Config, sram: SramState, dram: np.ndarray, insn: MemInsn) -> int:
-    """Run one LOAD; return the bytes read from DRAM."""
+    """Run one LOAD; return (bytes read from DRAM, SRAM entries written)."""
     buf = insn.mem.buffer
     if insn.mem == Mem.OUT:
         raise SimError("LOAD memory_type must be UOP, WGT, INP or ACC, not OUT")
@@ -43,7 +43,7 @@ def execute_load(cfg: Config, sram: SramState, dram: np.ndarray, insn: MemInsn) 
     if y0 or y1 or x0 or x1:
         block[...] = 0
     block[y0:y0 + y_size, x0:x0 + insn.x_size] = values
-    return y_size * insn.x_size * entry
+    return y_size * insn.x_size * entry, rows * cols
 
 
 def execute_store(cfg: Config, sram: SramState, dram: np.ndarray, insn: MemInsn) -> int:

@@ -290,7 +290,7 @@ class Isa:
 
     def encode(self, insn: Instruction) -> int:
         layout = self.layout_of(insn)
-        values = {_FIELD_ALIASES.get(k, k): v for k, v in dataclasses.asdict(insn).items()}
+        values = {_FIELD_ALIASES.get(k, k): v for k, v in _fields(insn).items()}
         if isinstance(insn, MemInsn):
             if insn.opcode not in (Opcode.LOAD, Opcode.STORE):
                 raise IsaError(f"MemInsn opcode must be LOAD or STORE, not {insn.opcode!r}")
@@ -378,7 +378,7 @@ class Isa:
         """One line naming the instruction and every field's value in decimal."""
         if isinstance(insn, int):
             insn = self.decode(insn)
-        values = dataclasses.asdict(insn)
+        values = _fields(insn)
         if isinstance(insn, MemInsn):
             head = f"{insn.opcode.name:<6} {insn.mem.name:<3}"
             values.pop("opcode")
@@ -390,6 +390,11 @@ class Isa:
             head = f"{type(insn).__name__[:-4].upper():<10}"
         parts = [f"{k}={int(v)}" for k, v in values.items()]
         return f"{head} " + " ".join(parts)
+
+
+def _fields(insn: Instruction) -> dict:
+    """Field values of an instruction (a shallow, fast ``dataclasses.asdict``)."""
+    return {f.name: getattr(insn, f.name) for f in dataclasses.fields(insn)}
 
 
 def _bools(raw: dict) -> dict:

@@ -172,3 +172,33 @@ def test_program_must_end_with_one_finish():
         sim.run_program([MemInsn(mem=Mem.INP)])
     with pytest.raises(SimError, match="must not set pop_prev"):
         sim.run_program([MemInsn(mem=Mem.INP, pop_prev=True), _finish()])
+
+
+def matmul_reference_run(sim, insn, uops):
+    """Per-micro-op GEMM with numpy products (fast enough for thousands of micro-ops)."""
+    acc = sim.sram.acc.astype(np.int64).copy()
+    for dst, src, wgt in reference_loop(insn, uops):
+        acc[dst] += sim.sram.inp[src].astype(np.int64) @ sim.sram.wgt[wgt].astype(np.int64).T
+    return (acc + 2**31) % 2**32 - 2**31
+
+
+@settings(max_examples=40, deadline=None)
+@given(n_uops=st.integers(1, 8), dst_bases=st.integers(1, 3), iters=st.tuples(
+       st.integers(1, 12), st.integers(1, 12)), swap=st.booleans(), seed=st.integers(0, 2**32 - 1),
+       dense=st.booleans())
+def test_gemm_separable_loops_match_reference(n_uops, dst_bases, iters, swap, seed, dense):
+    # src follows one loop and wgt the other: the one-BLAS-call path of the simulator.
+    rng = np.random.default_rng(seed)
+    it_a, it_b = iters
+    uops = [(int(rng.integers(0, dst_bases)) * (1 if dense else 7), int(rng.integers(0, 20)),
+             int(rng.integers(0, 10))) for _ in range(n_uops)]
+    sim = setup_sim(rng, uops)
+    loops = dict(iter_out=it_a, iter_in=it_b, dst_factor_out=it_b, dst_factor_in=1,
+                 src_factor_out=int(rng.integers(0, 20)), wgt_factor_in=int(rng.integers(0, 5)))
+    if swap:
+        loops = dict(iter_out=it_a, iter_in=it_b, dst_factor_out=it_b, dst_factor_in=1,
+                     src_factor_in=int(rng.integers(0, 20)), wgt_factor_out=int(rng.integers(0, 5)))
+    insn = GemmInsn(uop_bgn=0, uop_end=len(uops), **loops)
+    expected = matmul_reference_run(sim, insn, uops)
+    sim.compute.gemm(insn)
+    np.testing.assert_array_equal(sim.sram.acc, expected)
