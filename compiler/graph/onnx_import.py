@@ -1,0 +1,178 @@
+"""ONNX -> graph IR import (opsets 13-20, static shapes).
+
+`load_onnx(path_or_bytes_or_model)` checks the file, the opset and every input shape, then
+converts node by node (converters in `onnx_ops.py`). Anything it cannot represent is a
+`ModelError` naming the node / input; nothing is silently misparsed.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .errors import ModelError, UnsupportedOpError
+from .ir import Graph, GraphBuilder
+from .verify import verify
+
+OPSETS = range(13, 21)
+
+
+def _onnx():
+    try:
+        import onnx
+    except ModuleNotFoundError:  # pragma: no cover - depends on the environment
+        raise ModelError("onnx must be installed to import models (pip install onnx), "
+                         "not missing") from None
+    return onnx
+
+
+def read_model(source, label: str | None = None):
+    """An onnx.ModelProto from a path, bytes or a ModelProto, with clear errors."""
+    onnx = _onnx()
+    if isinstance(source, onnx.ModelProto):
+        return source
+    if isinstance(source, (bytes, bytearray)):
+        data, label = bytes(source), label or "<bytes>"
+    else:
+        path = Path(os.fspath(source))
+        label = label or str(path)
+        if not path.is_file():
+            raise ModelError(f"ONNX model path must be an existing file, not {str(path)!r}")
+        data = path.read_bytes()
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except Exception as exc:  # protobuf DecodeError and friends
+        raise ModelError(f"ONNX file {label} must be a valid ONNX protobuf, not corrupt "
+                         f"or truncated data ({exc})") from None
+    if not model.HasField("graph") or not model.graph.node:
+        raise ModelError(f"ONNX file {label} must contain a graph with nodes, not "
+                         f"{len(data)} bytes without one (corrupt or truncated?)")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"ONNX file {label} must pass onnx.checker, not fail with: "
+                         f"{first}") from None
+    return model
+
+
+def model_opset(model) -> int:
+    version = None
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            version = entry.version
+    if version not in OPSETS:
+        raise ModelError(f"ONNX opset must be {OPSETS.start}..{OPSETS.stop - 1}, "
+                         f"not {version}")
+    return version
+
+
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool"}
+
+
+def onnx_dtype(elem_type: int, what: str) -> str:
+    try:
+        return _DTYPES[elem_type]
+    except KeyError:
+        onnx = _onnx()
+        name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
+        raise ModelError(f"dtype of {what} must be one of {sorted(_DTYPES.values())}, "
+                         f"not {name}") from None
+
+
+def input_shape(value_info, override: Mapping | None) -> tuple[int, ...]:
+    name = value_info.name
+    if override and name in override:
+        return tuple(int(d) for d in override[name])
+    ttype = value_info.type.tensor_type
+    if not ttype.HasField("shape"):
+        raise ModelError(f"input {name!r} must have a static shape, not an unknown rank")
+    dims = []
+    for axis, dim in enumerate(ttype.shape.dim):
+        if dim.HasField("dim_value") and dim.dim_value > 0:
+            dims.append(dim.dim_value)
+        else:
+            shown = dim.dim_param or "unknown"
+            raise ModelError(f"dimension {axis} of input {name!r} must be a static size, "
+                             f"not dynamic {shown!r} (pass input_shapes={{{name!r}: (...)}})")
+    return tuple(dims)
+
+
+class ImportContext:
+    """State of one import: the builder, ONNX-name -> IR-name map, constant values."""
+
+    def __init__(self, builder: GraphBuilder, opset: int):
+        self.b = builder
+        self.opset = opset
+        self.names: dict[str, str] = {}
+
+    def value(self, onnx_name: str) -> str:
+        if not onnx_name:
+            return ""
+        try:
+            return self.names[onnx_name]
+        except KeyError:
+            raise ModelError(f"value {onnx_name!r} must be defined before use, "
+                             f"not undefined (corrupt or unsorted graph)") from None
+
+    def const(self, onnx_name: str) -> np.ndarray | None:
+        """The numpy value of an input if it is a constant, else None."""
+        name = self.names.get(onnx_name)
+        return self.b.constants.get(name) if name else None
+
+    def type(self, onnx_name: str):
+        return self.b.types[self.value(onnx_name)]
+
+    def bind(self, onnx_name: str, ir_name: str) -> None:
+        self.names[onnx_name] = ir_name
+
+    def add_const(self, onnx_name: str, array: np.ndarray) -> str:
+        name = onnx_name if onnx_name and onnx_name not in self.b.types else None
+        ir = self.b.add_const(name, array, hint="const")
+        if onnx_name:
+            self.bind(onnx_name, ir)
+        return ir
+
+
+def _tensor(array_proto, what: str) -> np.ndarray:
+    from onnx import numpy_helper
+    onnx_dtype(array_proto.data_type, what)
+    return numpy_helper.to_array(array_proto)
+
+
+def load_onnx(source, input_shapes: Mapping | None = None, name: str | None = None) -> Graph:
+    """Import an ONNX model into a verified graph IR."""
+    from .onnx_ops import CONVERTERS
+    model = read_model(source)
+    opset = model_opset(model)
+    for entry in model.opset_import:
+        if entry.domain not in ("", "ai.onnx"):
+            raise ModelError(f"opset domain must be the default ONNX domain, not "
+                             f"{entry.domain!r}")
+    g = model.graph
+    builder = GraphBuilder(name or g.name or "model")
+    ctx = ImportContext(builder, opset)
+    for init in g.initializer:
+        ctx.add_const(init.name, _tensor(init, f"initializer {init.name!r}"))
+    for vi in g.input:
+        if vi.name in ctx.names:
+            continue  # an initializer listed as input (older exporters)
+        dtype = onnx_dtype(vi.type.tensor_type.elem_type, f"input {vi.name!r}")
+        ctx.bind(vi.name, builder.add_input(vi.name, input_shape(vi, input_shapes), dtype))
+    for index, node in enumerate(g.node):
+        label = node.name or f"{node.op_type}_{index}"
+        if node.domain not in ("", "ai.onnx"):
+            raise UnsupportedOpError(f"op of node {label!r} must be a default-domain ONNX "
+                                     f"op, not {node.domain}.{node.op_type}")
+        convert = CONVERTERS.get(node.op_type)
+        if convert is None:
+            raise UnsupportedOpError(f"op type of node {label!r} must be one of "
+                                     f"{sorted(CONVERTERS)}, not {node.op_type!r}")
+        convert(ctx, node, label)
+    builder.set_outputs([ctx.value(o.name) for o in g.output])
+    graph = builder.build()
+    verify(graph)
+    return graph
