@@ -68,7 +68,7 @@ class Var(Expr):
         return isinstance(other, Var) and other.uid == self.uid
 
     def __hash__(self):
-        return hash(("Var", self.uid))
+        return self.uid
 
     def __repr__(self):
         return self.name

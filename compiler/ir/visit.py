@@ -16,7 +16,7 @@ def _is_node(value) -> bool:
 @lru_cache(maxsize=None)
 def _child_fields(cls) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls)
-                 if f.name not in ("dtype", "uid", "name", "op", "kind", "key"))
+                 if f.name not in ("dtype", "uid", "name", "op", "kind", "key", "template"))
 
 
 def children(node):

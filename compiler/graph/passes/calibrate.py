@@ -1,0 +1,81 @@
+"""Calibration: run the float graph on sample inputs and record each value's max |x|."""
+from __future__ import annotations
+
+from typing import Mapping
+
+import numpy as np
+
+from ..errors import QuantizeError
+from ..interp import run
+from ..ir import Graph
+
+
+def _describe(array) -> str:
+    array = np.asarray(array)
+    return f"{array.dtype}[{'x'.join(map(str, array.shape))}]"
+
+
+def calibration_feeds(graph: Graph, samples) -> list[dict[str, np.ndarray]]:
+    """Normalise a calibration set to a list of feed dicts, checking every shape.
+
+    Accepted: one array shaped like the (single) input; a stacked array [S, *input_shape];
+    a list of such arrays; or a list of {input name: array} dicts."""
+    if samples is None:
+        raise QuantizeError("calibration set must be given (or the model must carry QDQ "
+                            "scales), not None")
+    single = graph.inputs[0] if len(graph.inputs) == 1 else None
+    if isinstance(samples, np.ndarray) and single:
+        want = graph.types[single].shape
+        if samples.shape == want:
+            samples = [samples]
+        elif samples.ndim == len(want) + 1 and samples.shape[1:] == want:
+            samples = list(samples)
+        else:
+            raise QuantizeError(f"calibration set for input {single!r} must be shaped "
+                                f"{want} or [samples, *{want}], not {samples.shape}")
+    if isinstance(samples, Mapping):
+        samples = [samples]
+    feeds = []
+    for index, sample in enumerate(samples):
+        if not isinstance(sample, Mapping):
+            if single is None:
+                raise QuantizeError(f"calibration sample {index} must be a dict naming "
+                                    f"inputs {list(graph.inputs)}, not an array")
+            sample = {single: sample}
+        feed = {}
+        for name in graph.inputs:
+            want = graph.types[name]
+            array = sample.get(name)
+            if array is None:
+                raise QuantizeError(f"calibration sample {index} must include input "
+                                    f"{name!r}, not only {sorted(sample)}")
+            array = np.asarray(array)
+            if array.shape != want.shape or (array.dtype.kind != "f" and want.dtype == "float32"):
+                raise QuantizeError(f"calibration sample {index} for input {name!r} must be "
+                                    f"{want}, not {_describe(array)}")
+            feed[name] = array.astype(want.dtype)
+        feeds.append(feed)
+    if not feeds:
+        raise QuantizeError("calibration set must hold at least one sample, not 0")
+    return feeds
+
+
+def calibrate(graph: Graph, samples) -> dict[str, float]:
+    """{value: max |x| over the calibration set} for every float value of `graph`."""
+    ranges: dict[str, float] = {}
+    for feed in calibration_feeds(graph, samples):
+        env = run(graph, feed, keep_all=True)
+        for value, array in env.items():
+            if value in graph.constants or array.dtype != np.float32 or not array.size:
+                continue
+            ranges[value] = max(ranges.get(value, 0.0), float(np.abs(array).max()))
+    return ranges
+
+
+def exponent_for(max_abs: float, qmax: int = 127) -> int:
+    """The power-of-two exponent e (scale 2**-e) that fits max_abs into [-qmax, qmax]."""
+    if not np.isfinite(max_abs):
+        raise QuantizeError(f"calibrated range must be finite, not {max_abs}")
+    if max_abs <= 0:
+        return 0
+    return int(np.floor(np.log2(qmax / max_abs)))

@@ -1,0 +1,93 @@
+"""Batch-norm folding into convolutions, and bias-add folding into conv/dense.
+
+    conv2d(x, W, b) -> batch_norm(g, beta, mean, var)
+        ==  conv2d(x, W * g/sqrt(var+eps), (b - mean) * g/sqrt(var+eps) + beta)
+
+A batch norm not fed by a foldable convolution becomes mul + add with constant operands.
+An `add` of a per-channel constant after conv2d/dense becomes that node's bias."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node
+from .rewrite import PassContext, Rewriter, single_consumer
+
+
+def _bn_params(rw: Rewriter, node: Node):
+    values = [rw.constant_value(v) for v in node.inputs[1:]]
+    if any(v is None for v in values):
+        return None
+    gamma, beta, mean, var = (v.astype(np.float64) for v in values)
+    scale = gamma / np.sqrt(var + node.attr("epsilon", 1e-5))
+    return scale, beta - mean * scale
+
+
+def _foldable_conv(graph: Graph, rw: Rewriter, node: Node):
+    """The batch_norm / bias add consuming a float conv2d/dense with constant weights."""
+    if node.op not in ("conv2d", "dense") or graph.types[node.outputs[0]].dtype != "float32":
+        return None
+    if rw.constant_value(node.inputs[1]) is None:
+        return None
+    if len(node.inputs) > 2 and node.inputs[2] and rw.constant_value(node.inputs[2]) is None:
+        return None
+    return single_consumer(graph, node.outputs[0])
+
+
+def _bias_of(graph: Graph, rw: Rewriter, add: Node, value: str, channels: int, rank: int):
+    if add.op != "add":
+        return None
+    other = add.inputs[1] if add.inputs[0] == value else add.inputs[0]
+    array = rw.constant_value(other)
+    if array is None or array.size != channels:
+        return None
+    aligned = (1,) * (rank - array.ndim) + array.shape
+    if array.ndim > rank or aligned[1] != channels or \
+            any(d != 1 for i, d in enumerate(aligned) if i != 1) or \
+            graph.types[add.outputs[0]] != graph.types[value]:
+        return None
+    return array.reshape(-1).astype(np.float64)
+
+
+def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
+    rw = Rewriter(graph)
+    skip = set()
+    for node in graph.nodes:
+        if node.name in skip:
+            continue
+        user = _foldable_conv(graph, rw, node)
+        if user is not None:
+            w = rw.constant_value(node.inputs[1]).astype(np.float64)
+            b = rw.constant_value(node.inputs[2]).astype(np.float64) \
+                if len(node.inputs) > 2 and node.inputs[2] else np.zeros(w.shape[0])
+            out_rank = graph.types[node.outputs[0]].rank
+            folded = None
+            if user.op == "batch_norm" and node.op == "conv2d":
+                params = _bn_params(rw, user)
+                if params is not None:
+                    scale, shift = params
+                    folded = (w * scale.reshape(-1, 1, 1, 1), b * scale + shift)
+            else:
+                bias = _bias_of(graph, rw, user, node.outputs[0], w.shape[0], out_rank)
+                if bias is not None:
+                    folded = (w, b + bias)
+            if folded is not None:
+                wc = rw.const(folded[0].astype(np.float32), hint=f"{node.name}_w")
+                bc = rw.const(folded[1].astype(np.float32), hint=f"{node.name}_b")
+                rw.emit_node(node.op, [rw.value(node.inputs[0]), wc, bc], dict(node.attrs),
+                             node.name, user.outputs)
+                skip.add(user.name)
+                continue
+        if node.op == "batch_norm" and _bn_params(rw, node) is not None:
+            _as_affine(rw, node, graph.types[node.inputs[0]].rank)
+            continue
+        rw.keep(node)
+    return rw.finish()
+
+
+def _as_affine(rw: Rewriter, node: Node, rank: int) -> None:
+    scale, shift = _bn_params(rw, node)
+    shape = (1, -1) + (1,) * (rank - 2)
+    s = rw.const(scale.reshape(shape).astype(np.float32), hint=f"{node.name}_scale")
+    t = rw.const(shift.reshape(shape).astype(np.float32), hint=f"{node.name}_shift")
+    y = rw.op("mul", rw.value(node.inputs[0]), s, name=f"{node.name}_mul")
+    rw.emit_node("add", [y, t], {}, node.name, node.outputs)

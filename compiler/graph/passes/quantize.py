@@ -1,0 +1,235 @@
+"""int8 quantisation with power-of-two scales (what the accelerator's ALU can requantise).
+
+Every quantised tensor is symmetric int8 with scale 2**-e ("exponent" e). A float group
+
+    conv2d|dense (constant weights) [-> add(residual)] [-> relu | clip]
+
+becomes integer ops the accelerator runs in its accumulator:
+
+    acc = conv2d(x_q, w_q)                    int8 x int8 -> int32, exponent ex + ew
+    acc = add(acc, bias_q)                    bias at exponent ex + ew, plus 2**(shift-1)
+                                              for round-half-up of the shift below
+    acc = add(acc, shr(cast(r_q, int32), -k)) residual moved to the acc exponent (k = left shift)
+    acc = shr(acc, shift)                     arithmetic shift, shift = ex + ew - ey
+    acc = clip(acc, lo, hi)                   relu / relu6 / int8 saturation in one clip
+    y_q = cast(acc, int8)
+
+Shift amounts are exact for any size (x >> a >> b == x >> (a + b)); the lowering splits
+amounts beyond the ALU's signed 5-bit field into several SHR instructions. With per-channel
+weights `ew`, `shift` and `k` are per-output-channel arrays shaped [1, C, 1, 1] / [1, C].
+max_pool, flatten, reshape, transpose, pad and relu of an int8 value stay int8 (exact); all
+other ops run in float32 between `dequantize` / `quantize` nodes (ONNX semantics).
+
+Ranges come from a calibration set (`ctx.calibration`) and/or the QDQ scales that
+`strip_qdq` left in `graph.meta["activation_ranges"]` (those win)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import QuantizeError
+from ..ir import Graph, Node
+from .calibrate import calibrate, exponent_for
+from .rewrite import PassContext, Rewriter, single_consumer
+
+INT8_EXACT = ("max_pool", "flatten", "reshape", "transpose", "pad", "relu", "clip")
+ANCHORS = ("conv2d", "dense")
+_ANCHOR_ATTRS = ("strides", "pads", "dilations", "groups")
+
+
+@dataclass
+class Group:
+    anchor: Node
+    residual_add: Node | None = None
+    residual: str | None = None
+    activation: Node | None = None
+
+    @property
+    def last(self) -> Node:
+        return self.activation or self.residual_add or self.anchor
+
+    @property
+    def out(self) -> str:
+        return self.last.outputs[0]
+
+    @property
+    def members(self) -> list[Node]:
+        return [n for n in (self.anchor, self.residual_add, self.activation) if n is not None]
+
+
+def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
+    """The quantisable group rooted at a float conv2d/dense with constant weights."""
+    if anchor.op not in ANCHORS or graph.types[anchor.outputs[0]].dtype != "float32" or \
+            not graph.is_constant(anchor.inputs[1]) or \
+            (len(anchor.inputs) > 2 and anchor.inputs[2] and
+             not graph.is_constant(anchor.inputs[2])):
+        return None
+    group = Group(anchor)
+    user = single_consumer(graph, anchor.outputs[0])
+    out = anchor.outputs[0]
+    if user is not None and user.op == "add" and user.name not in taken:
+        other = user.inputs[1] if user.inputs[0] == out else user.inputs[0]
+        if not graph.is_constant(other) and other != out and \
+                graph.types[other] == graph.types[out] == graph.types[user.outputs[0]]:
+            group.residual_add, group.residual = user, other
+            out = user.outputs[0]
+            user = single_consumer(graph, out)
+    if user is not None and user.op in ("relu", "clip") and user.name not in taken:
+        group.activation = user
+    return group
+
+
+def _clip_bounds(node: Node | None, exponent: int) -> tuple[int, int]:
+    if node is None:
+        return -128, 127
+    if node.op == "relu":
+        return 0, 127
+    lo, hi = node.attr("lo"), node.attr("hi")
+    qlo = -128 if lo is None else int(np.clip(np.ceil(lo * 2.0 ** exponent), -128, 127))
+    qhi = 127 if hi is None else int(np.clip(np.floor(hi * 2.0 ** exponent), -128, 127))
+    return qlo, qhi
+
+
+def quantize_weights(w: np.ndarray, per_channel: bool):
+    """(int8 weights, exponent) with exponent an int or an int array over axis 0."""
+    if not per_channel:
+        e = exponent_for(float(np.abs(w).max()))
+    else:
+        maxima = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
+        fallback = exponent_for(float(maxima.max()))
+        e = np.array([exponent_for(float(m)) if m > 0 else fallback for m in maxima])
+    scale = 2.0 ** (np.asarray(e, np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
+                    if per_channel else e)
+    q = np.clip(np.rint(w.astype(np.float64) * scale), -128, 127).astype(np.int8)
+    return q, e
+
+
+class Quantizer:
+    def __init__(self, graph: Graph, ctx: PassContext, ranges: dict[str, float]):
+        self.graph, self.ctx, self.ranges = graph, ctx, ranges
+        self.rw = Rewriter(graph)
+        self.fval = {v: v for v in (*graph.inputs, *graph.constants)}
+        self.qval: dict[str, tuple[str, int]] = {}
+        self.exponents: dict[str, int] = {}
+
+    # ---- value forms ----------------------------------------------------------------
+    def exponent(self, *candidates: str) -> int:
+        for value in candidates:
+            if value in self.ranges:
+                return exponent_for(self.ranges[value])
+        raise QuantizeError(f"activation range of value {candidates[0]!r} must come from a "
+                            f"calibration set or the model's QDQ scales, not missing")
+
+    def as_int8(self, value: str) -> tuple[str, int]:
+        if value not in self.qval:
+            e = self.exponent(value)
+            q = self.rw.op("quantize", self.as_float(value), name=f"{value}_quant",
+                           scale=np.float32(2.0 ** -e), zero_point=np.int8(0), axis=1,
+                           dtype="int8")
+            self._set_int8(value, q, e)
+        return self.qval[value]
+
+    def as_float(self, value: str) -> str:
+        if value not in self.fval:
+            q, e = self.qval[value]
+            self.fval[value] = self.rw.emit_node(
+                "dequantize", [q], dict(scale=np.float32(2.0 ** -e), zero_point=np.int8(0),
+                                        axis=1), f"{value}_dequant", [value])[0]
+        return self.fval[value]
+
+    def _set_int8(self, value: str, q: str, e: int) -> None:
+        self.qval[value] = (q, e)
+        self.exponents[q] = e
+
+    # ---- nodes ----------------------------------------------------------------------
+    def run(self) -> Graph:
+        deferred: dict[str, Group] = {}
+        inside = set()
+        for node in self.graph.nodes:
+            group = match_group(self.graph, node, inside) if node.name not in inside else None
+            if group is not None:
+                inside.update(n.name for n in group.members)
+                deferred[group.last.name] = group
+            if node.name in deferred:
+                self.emit_group(deferred.pop(node.name))
+            elif node.name not in inside:
+                self.emit_other(node)
+        for value in self.graph.outputs:
+            self.rw.alias(value, self.as_float(value))
+        return self.rw.finish(quant_exponents=self.exponents)
+
+    def emit_other(self, node: Node) -> None:
+        first = node.inputs[0] if node.inputs else None
+        if node.op in INT8_EXACT and first in self.qval and first not in self.fval and \
+                (node.op != "pad" or node.attr("value", 0) == 0):
+            q, e = self.qval[first]
+            attrs = dict(node.attrs)
+            op = node.op
+            if op in ("relu", "clip"):
+                op = "clip"
+                attrs = dict(zip(("lo", "hi"), _clip_bounds(node, e)))
+            if op == "pad":
+                attrs["value"] = 0
+            out = self.rw.op(op, q, name=node.name, **attrs)
+            self._set_int8(node.outputs[0], out, e)
+            return
+        inputs = [self.as_float(v) if v else "" for v in node.inputs]
+        outs = self.rw.emit_node(node.op, inputs, dict(node.attrs), node.name, node.outputs)
+        for old, new in zip(node.outputs, outs):
+            self.fval[old] = new
+
+    def emit_group(self, group: Group) -> None:
+        rw, anchor = self.rw, group.anchor
+        rank = self.graph.types[anchor.outputs[0]].rank
+        cshape = (1, -1) + (1,) * (rank - 2)
+        xq, ex = self.as_int8(anchor.inputs[0])
+        w = self.graph.constants[anchor.inputs[1]]
+        wq, ew = quantize_weights(w, self.ctx.per_channel)
+        ea = ex + np.asarray(ew)
+        eo = self.exponent(group.out, *[n.outputs[0] for n in reversed(group.members)])
+        attrs = {k: anchor.attrs[k] for k in _ANCHOR_ATTRS if k in anchor.attrs}
+        acc = rw.op(anchor.op, xq, rw.const(wq, f"{anchor.name}_wq"), name=anchor.name, **attrs)
+        shift = ea - eo
+        bias = np.where(shift > 0, 2.0 ** (np.maximum(shift, 1) - 1), 0.0)
+        if len(anchor.inputs) > 2 and anchor.inputs[2]:
+            b = self.graph.constants[anchor.inputs[2]].astype(np.float64)
+            bias = bias + np.rint(b * 2.0 ** ea)
+        bias = np.broadcast_to(bias, (w.shape[0],))
+        if np.abs(bias).max() >= 2 ** 31:
+            raise QuantizeError(f"bias of {anchor.name!r} must fit int32 at exponent {ea}, "
+                                f"not reach {np.abs(bias).max():.3g}")
+        if bias.any():
+            acc = rw.op("add", acc, rw.const(bias.astype(np.int32).reshape(cshape),
+                                             f"{anchor.name}_bq"), name=f"{anchor.name}_bias")
+        if group.residual is not None:
+            rq, er = self.as_int8(group.residual)
+            r32 = rw.op("cast", rq, name=f"{group.residual_add.name}_load", dtype="int32")
+            left = ea - er
+            if np.any(left != 0):
+                r32 = rw.op("shr", r32, name=f"{group.residual_add.name}_align",
+                            amount=_amount(-left, cshape))
+            acc = rw.op("add", acc, r32, name=group.residual_add.name)
+        if np.any(shift != 0):
+            acc = rw.op("shr", acc, name=f"{anchor.name}_shift", amount=_amount(shift, cshape))
+        lo, hi = _clip_bounds(group.activation, eo)
+        acc = rw.op("clip", acc, name=f"{group.last.name}_clip", lo=lo, hi=hi)
+        out = rw.op("cast", acc, name=f"{group.out}_q", dtype="int8")
+        self._set_int8(group.out, out, eo)
+
+
+def _amount(value, cshape):
+    value = np.asarray(value)
+    return int(value) if value.ndim == 0 else value.astype(np.int32).reshape(cshape)
+
+
+def quantize(graph: Graph, ctx: PassContext) -> Graph:
+    """The quantisation pass (a no-op when `ctx.quantize` is False)."""
+    if not ctx.quantize:
+        return graph
+    ranges: dict[str, float] = {}
+    qdq = dict(graph.meta.get("activation_ranges", {}))
+    if ctx.calibration is not None or not qdq:
+        ranges.update(calibrate(graph, ctx.calibration))
+    ranges.update(qdq)
+    return Quantizer(graph, ctx, ranges).run()

@@ -1,0 +1,46 @@
+"""Read the activation ranges of an already-quantised (QDQ) model and drop its Q/DQ pairs.
+
+onnxruntime's QDQ format puts `QuantizeLinear -> DequantizeLinear` on activations (and a
+DequantizeLinear on int8 weight constants, which constant folding has already turned into
+float weights). Each activation pair says which real range the model was calibrated for:
+[(qmin - zp) * scale, (qmax - zp) * scale]. This pass records max(|lo|, |hi|) per value in
+`graph.meta["activation_ranges"]` (read by the quantize pass) and reconnects the consumers
+to the float value, leaving a float graph."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node
+from .rewrite import PassContext, Rewriter, single_consumer
+
+
+def _range_of(node: Node) -> float:
+    scale = np.asarray(node.attr("scale"), np.float64)
+    zp = np.asarray(node.attr("zero_point")).astype(np.float64)
+    info = np.iinfo(node.attr("dtype", "int8"))
+    lo, hi = (info.min - zp) * scale, (info.max - zp) * scale
+    return float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+
+
+def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
+    ranges = dict(graph.meta.get("activation_ranges", {}))
+    rw = Rewriter(graph)
+    dropped = set()
+    for node in graph.nodes:
+        if node.name in dropped:
+            continue
+        if node.op == "quantize" and graph.types[node.inputs[0]].dtype == "float32":
+            users = graph.consumers(node.outputs[0])
+            if users and all(u.op == "dequantize" for u in users) and \
+                    node.outputs[0] not in graph.outputs:
+                source = rw.value(node.inputs[0])
+                ranges[source] = max(ranges.get(source, 0.0), _range_of(node))
+                for user in users:
+                    rw.alias(user.outputs[0], source)
+                    dropped.add(user.name)
+                continue
+        rw.keep(node)
+    return rw.finish(activation_ranges=ranges) if ranges else rw.finish()
+
+
+__all__ = ["strip_qdq", "single_consumer"]

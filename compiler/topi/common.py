@@ -1,0 +1,59 @@
+"""Shared pieces of the templates: the requantisation epilogue and knob helpers."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ScheduleError
+from .. import te
+
+
+@dataclass(frozen=True)
+class Requant:
+    """out = clip((acc + bias) >> shift, lo, hi) narrowed to int8 (bias optional)."""
+    shift: int = 0
+    lo: int = -128
+    hi: int = 127
+    bias: bool = True
+    relu: bool = False
+
+    @property
+    def low(self) -> int:
+        return max(self.lo, 0) if self.relu else self.lo
+
+    def numpy(self, acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+        x = acc.astype(np.int64)
+        if bias is not None:
+            x = x + bias
+        x = (x.astype(np.int32) >> self.shift) if self.shift >= 0 else (x.astype(np.int32) << -self.shift)
+        return np.clip(x, self.low, self.hi).astype(np.int8)
+
+
+def epilogue(acc, bias, rq: Requant, shape, bias_index, out_dtype="int8"):
+    """The acc-scope stages of the epilogue and the final narrowing stage."""
+    stages = []
+    cur = acc
+    if rq.bias:
+        cur = te.compute(shape, lambda *i: cur(*i) + bias(*bias_index(i)), "bias_add")
+        stages.append(cur)
+    if rq.shift:
+        prev = cur
+        cur = te.compute(shape, lambda *i: prev(*i) >> rq.shift if rq.shift > 0
+                         else prev(*i) << -rq.shift, "shift")
+        stages.append(cur)
+    prev2 = cur
+    cur = te.compute(shape, lambda *i: te.max(te.min(prev2(*i), rq.hi), rq.low), "clip")
+    stages.append(cur)
+    last = cur
+    out = te.compute(shape, lambda *i: last(*i).astype(out_dtype), "out")
+    return stages, out
+
+
+def divides(n: int, what: str, total: int, total_what: str) -> None:
+    if n <= 0 or total % n:
+        raise ScheduleError(f"{what} must divide {total_what} ({total}), not {n}")
+
+
+def divisors(n: int, limit: int | None = None) -> list[int]:
+    return [d for d in range(1, n + 1) if n % d == 0 and (limit is None or d <= limit)]

@@ -1,0 +1,67 @@
+"""Virtual-thread interleaving: a ``vthread`` loop becomes n interleaved copies of its body.
+
+Every SRAM buffer allocated inside the loop gets one copy per thread (entry offset
+``t * entries``). The body is then expanded statement by statement: a loop whose body
+mixes DMA and compute keeps running once, with the threads interleaved inside it; a
+statement of one kind (a DMA, a GEMM/ALU block) is emitted once per thread. The result is
+the classic double-buffered pipeline: thread 1 loads while thread 0 computes.
+"""
+from __future__ import annotations
+
+from vtalab.spec import Config
+
+from ...ir.expr import Const, INT32
+from ...ir.stmt import Allocate, Attr, Buffer, For, Seq, SRAM_SCOPES, seq
+from ...ir.visit import rebuild, substitute, walk
+from ..intrin import entries
+from ..nodes import VtaStmt
+
+
+def inject_vthread(func, cfg: Config):
+    def fn(node):
+        if isinstance(node, For) and node.kind == "vthread":
+            return _expand_loop(node, cfg)
+        return None
+
+    return func.with_body(rebuild(func.body, fn))
+
+
+def _expand_loop(loop: For, cfg: Config):
+    n, vt = loop.extent, loop.var
+    copies = {}
+    for node in walk(loop.body):
+        if isinstance(node, Allocate) and node.buffer.scope in SRAM_SCOPES:
+            b = node.buffer
+            copies[b] = (Buffer(b.name, (n,) + b.shape, b.dtype, b.scope), entries(b, cfg))
+
+    def remap(buf, index):
+        if buf in copies:
+            new, size = copies[buf]
+            return new, index + vt * size
+        return buf, index
+
+    def replicate(node):
+        if isinstance(node, VtaStmt):
+            return node.map_sram(remap)
+        if isinstance(node, Allocate) and node.buffer in copies:
+            return Allocate(copies[node.buffer][0], node.body, node.base)
+        return None
+
+    body = rebuild(loop.body, replicate)
+    return _expand(body, vt, n)
+
+
+def _kinds(node) -> set:
+    return {(n.unit, getattr(n, "direction", "")) for n in walk(node) if isinstance(n, VtaStmt)}
+
+
+def _expand(node, vt, n):
+    if isinstance(node, Seq):
+        return seq(*[_expand(s, vt, n) for s in node.stmts])
+    if isinstance(node, Allocate):
+        return Allocate(node.buffer, _expand(node.body, vt, n), node.base)
+    if isinstance(node, Attr):
+        return Attr(node.key, node.value, _expand(node.body, vt, n))
+    if isinstance(node, For) and len(_kinds(node)) > 1:
+        return For(node.var, node.extent, _expand(node.body, vt, n), node.kind)
+    return seq(*[substitute(node, {vt: Const(t, INT32)}) for t in range(n)])

@@ -1,0 +1,97 @@
+"""The accelerator lowering: ONE ordered list of named passes.
+
+    schedule_ops      schedule -> loop IR (inlining, bound inference, loop nests)
+    check_storage     every SRAM tile is whole entries and fits its buffer
+    inject_dma        copy nests -> 2-D LOAD/STORE with zero padding
+    tensorize_gemm    `tensorize` regions -> GEMM statements (intrinsic from the Config)
+    inplace_acc       elementwise acc stages reuse their input's storage
+    match_alu         acc elementwise stores -> ALU operations (imm or acc operand)
+    inject_vthread    virtual threads -> replicated buffers, interleaved statements
+    allocate_sram     SRAM entry ranges; capacity errors name buffer and sizes
+    fold_uops         GEMM/ALU blocks -> micro-op kernels with iter_out/iter_in loops
+    codegen           unrolled instruction stream + micro-op DRAM image
+    insert_deps       dependency tokens from load/compute/store hazards
+    verify_tokens     token balance, deadlock freedom, no unordered conflicts
+
+``lower(sch, cfg, dump_after="match_alu")`` prints the IR after that pass.
+"""
+from __future__ import annotations
+
+import sys
+
+from vtalab.spec import Config
+
+from ..errors import CompileError
+from ..te.lower import schedule_to_func
+from .passes.alu import inplace_acc, match_alu
+from .passes.codegen import codegen
+from .passes.deps import insert_deps
+from .passes.fold_uops import fold_uops
+from .passes.inject_dma import inject_dma
+from .passes.sram import allocate_sram
+from .passes.storage import check_storage
+from .passes.tensorize import tensorize_gemm
+from .passes.verify_tokens import verify_tokens
+from .passes.vthread import inject_vthread
+from .program import Program
+from .verify import verify_ir
+
+PASSES = [
+    ("check_storage", check_storage),
+    ("inject_dma", inject_dma),
+    ("tensorize_gemm", tensorize_gemm),
+    ("inplace_acc", inplace_acc),
+    ("match_alu", match_alu),
+    ("inject_vthread", inject_vthread),
+    ("allocate_sram", allocate_sram),
+    ("fold_uops", fold_uops),
+    ("codegen", codegen),
+    ("insert_deps", insert_deps),
+    ("verify_tokens", verify_tokens),
+]
+PASS_NAMES = ["schedule_ops"] + [name for name, _ in PASSES]
+_IR_PASSES = PASS_NAMES[:PASS_NAMES.index("codegen")]
+
+
+def lower(sch, cfg: Config, args=None, name: str = "main", dump_after=None, verify=True,
+          stop_after=None, out=None):
+    """Run the pipeline on a schedule; return the IR (or Stream) after ``stop_after``."""
+    dumps = _names(dump_after)
+    for n in dumps | _names(stop_after):
+        if n not in PASS_NAMES:
+            raise CompileError(f"pass must be one of {PASS_NAMES}, not {n!r}")
+    ir = schedule_to_func(sch, args, name)
+    for pass_name, fn in [("schedule_ops", None)] + PASSES:
+        if fn is not None:
+            ir = fn(ir, cfg)
+        if verify and pass_name in _IR_PASSES:
+            verify_ir(ir, pass_name, _IR_PASSES)
+        if pass_name in dumps:
+            _dump(pass_name, ir, out or sys.stdout, cfg)
+        if pass_name == stop_after:
+            return ir
+    return ir
+
+
+def build(sch, cfg: Config, args=None, name: str = "main", dump_after=None) -> Program:
+    """Compile a schedule to an accelerator Program."""
+    stream = lower(sch, cfg, args, name, dump_after)
+    return Program(cfg, name, stream)
+
+
+def _names(value) -> set:
+    if value is None:
+        return set()
+    return {value} if isinstance(value, str) else set(value)
+
+
+def _dump(pass_name, ir, out, cfg) -> None:
+    print(f"// ---- IR after {pass_name} ----", file=out)
+    if hasattr(ir, "records"):
+        from vtalab.spec import Isa
+        isa = Isa(cfg)
+        for i, rec in enumerate(ir.records):
+            print(f"{i:5d} {isa.disasm(rec.insn)}" + (f" @{rec.reloc}" if rec.reloc else ""),
+                  file=out)
+    else:
+        print(ir, file=out)
