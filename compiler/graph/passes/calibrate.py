@@ -60,16 +60,54 @@ def calibration_feeds(graph: Graph, samples) -> list[dict[str, np.ndarray]]:
     return feeds
 
 
-def calibrate(graph: Graph, samples) -> dict[str, float]:
-    """{value: max |x| over the calibration set} for every float value of `graph`."""
-    ranges: dict[str, float] = {}
+class ValueStats:
+    """Calibration statistics of one value: max |x| and a fixed-size sample of |x|."""
+
+    def __init__(self, keep: int):
+        self.max_abs = 0.0
+        self.keep = keep
+        self.parts: list[np.ndarray] = []
+
+    def add(self, array: np.ndarray, rng: np.random.Generator) -> None:
+        flat = np.abs(array.reshape(-1))
+        self.max_abs = max(self.max_abs, float(flat.max()))
+        if flat.size > self.keep:
+            flat = flat[rng.integers(0, flat.size, self.keep)]
+        self.parts.append(flat.astype(np.float32))
+
+    def exponent(self) -> int:
+        """The exponent with the least squared int8 rounding + clipping error on the sample:
+        the one that just fits max |x|, or one or two finer ones that clip a rare tail."""
+        if not self.parts:
+            return exponent_for(self.max_abs)
+        return best_exponent(np.concatenate(self.parts), self.max_abs)
+
+
+def best_exponent(sample_abs: np.ndarray, max_abs: float, tries: int = 3) -> int:
+    """Of the exponent that just fits max_abs and the next finer ones (which clip a rare
+    tail), the one with the least squared rounding + clipping error on `sample_abs`."""
+    base = exponent_for(max_abs)
+    if max_abs <= 0:
+        return base
+    sample = np.asarray(sample_abs, np.float64)
+    errors = []
+    for e in range(base, base + tries):
+        q = np.clip(np.rint(sample * 2.0 ** e), 0, 127) * 2.0 ** -e
+        errors.append(float(np.mean((q - sample) ** 2)))
+    return base + int(np.argmin(errors))
+
+
+def calibrate(graph: Graph, samples, keep: int = 4096, seed: int = 0) -> dict[str, ValueStats]:
+    """{value: ValueStats} for every float value of `graph` over the calibration set."""
+    stats: dict[str, ValueStats] = {}
+    rng = np.random.default_rng(seed)
     for feed in calibration_feeds(graph, samples):
         env = run(graph, feed, keep_all=True)
         for value, array in env.items():
             if value in graph.constants or array.dtype != np.float32 or not array.size:
                 continue
-            ranges[value] = max(ranges.get(value, 0.0), float(np.abs(array).max()))
-    return ranges
+            stats.setdefault(value, ValueStats(keep)).add(array, rng)
+    return stats
 
 
 def exponent_for(max_abs: float, qmax: int = 127) -> int:

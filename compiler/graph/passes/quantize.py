@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import QuantizeError
 from ..ir import Graph, Node
-from .calibrate import calibrate, exponent_for
+from .calibrate import ValueStats, best_exponent, calibrate, exponent_for
 from .rewrite import PassContext, Rewriter, single_consumer
 
 INT8_EXACT = ("max_pool", "flatten", "reshape", "transpose", "pad", "relu", "clip")
@@ -93,12 +93,13 @@ def _clip_bounds(node: Node | None, exponent: int) -> tuple[int, int]:
 
 def quantize_weights(w: np.ndarray, per_channel: bool):
     """(int8 weights, exponent) with exponent an int or an int array over axis 0."""
+    rows = np.abs(w.reshape(w.shape[0], -1)).astype(np.float64)
     if not per_channel:
-        e = exponent_for(float(np.abs(w).max()))
+        e = best_exponent(rows, float(rows.max()))
     else:
-        maxima = np.abs(w.reshape(w.shape[0], -1)).max(axis=1)
-        fallback = exponent_for(float(maxima.max()))
-        e = np.array([exponent_for(float(m)) if m > 0 else fallback for m in maxima])
+        fallback = exponent_for(float(rows.max()))
+        e = np.array([best_exponent(r, float(r.max())) if r.max() > 0 else fallback
+                      for r in rows])
     scale = 2.0 ** (np.asarray(e, np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
                     if per_channel else e)
     q = np.clip(np.rint(w.astype(np.float64) * scale), -128, 127).astype(np.int8)
@@ -116,8 +117,10 @@ class Quantizer:
     # ---- value forms ----------------------------------------------------------------
     def exponent(self, *candidates: str) -> int:
         for value in candidates:
-            if value in self.ranges:
-                return exponent_for(self.ranges[value])
+            found = self.ranges.get(value)
+            if found is not None:
+                return found.exponent() if isinstance(found, ValueStats) else \
+                    exponent_for(found)
         raise QuantizeError(f"activation range of value {candidates[0]!r} must come from a "
                             f"calibration set or the model's QDQ scales, not missing")
 
@@ -227,7 +230,7 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
     """The quantisation pass (a no-op when `ctx.quantize` is False)."""
     if not ctx.quantize:
         return graph
-    ranges: dict[str, float] = {}
+    ranges: dict[str, object] = {}
     qdq = dict(graph.meta.get("activation_ranges", {}))
     if ctx.calibration is not None or not qdq:
         ranges.update(calibrate(graph, ctx.calibration))
