@@ -174,6 +174,8 @@ def const(value, dtype=None) -> Const:
 def as_expr(value, like: DType | None = None) -> Expr:
     if isinstance(value, Expr):
         return value
+    if isinstance(getattr(value, "var", None), Var):   # an IterVar
+        return value.var
     if isinstance(value, bool):
         return const(value, "bool")
     if isinstance(value, int):

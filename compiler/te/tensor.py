@@ -29,6 +29,11 @@ class IterVar:
         return f"IterVar({self.name}, {self.extent}, {self.kind})"
 
 
+for _op in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__floordiv__",
+            "__mod__", "__lt__", "__le__", "__gt__", "__ge__", "__neg__"):
+    setattr(IterVar, _op, lambda self, *a, _op=_op: getattr(self.var, _op)(*a))
+
+
 @dataclass(frozen=True, repr=False)
 class TensorRead(Expr):
     """``tensor[indices]`` inside a compute body (becomes a buffer Load when lowered)."""

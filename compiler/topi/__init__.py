@@ -1,3 +1,4 @@
 """Operator templates for the accelerator: declaration + schedule + tunable knobs as data."""
 from .common import Requant
 from .dense import DenseKnobs, dense, dense_reference, dense_space
+from .conv2d import Conv2dKnobs, Conv2dShape, conv2d, conv2d_reference, conv2d_space

@@ -94,18 +94,34 @@ def _lower_copy(loops, store: Store, cfg: Config):
         raise LoweringError(f"padding of {sram.name} must be per entry, not within one")
     variables = [lp.var for lp in entry_loops]
     cs, cd = coefficients(s_entry, variables), coefficients(d_entry, variables)
-    dims = [(lp, cs[lp.var], cd[lp.var]) for lp in reversed(entry_loops)]
-    x = dims[0] if dims and dims[0][1] == 1 and dims[0][2] == 1 else None
+    dims = [([lp], lp.extent, cs[lp.var], cd[lp.var]) for lp in reversed(entry_loops)]
+    if cond is None:
+        dims = _merge(dims)
+    x = dims[0] if dims and dims[0][2] == 1 and dims[0][3] == 1 else None
     rest = dims[1:] if x else dims
-    x_size = x[0].extent if x else 1
-    y = rest[0] if rest and rest[0][1] == x_size and rest[0][2] >= x_size else None
+    x_size = x[1] if x else 1
+    y = rest[0] if rest and rest[0][2] == x_size and (direction == "load" or rest[0][3] >= x_size) else None
     rest = rest[1:] if y else rest
-    y_size, stride = (y[0].extent, y[2]) if y else (1, x_size)
-    folded = [d[0].var for d in (x, y) if d]
+    y_size, stride = (y[1], y[3]) if y else (1, x_size)
+    folded = [lp.var for d in (x, y) if d for lp in d[0]]
+    single = lambda d: d[0][0].var if d and len(d[0]) == 1 else None  # noqa: E731
     dma = Dma(direction, sram, without_vars(s_entry, folded), dram,
-              without_vars(d_entry, folded), y_size, x_size, stride,
-              y[0].var if y else None, x[0].var if x else None, cond)
+              without_vars(d_entry, folded), y_size, x_size, stride, single(y), single(x), cond)
     out = dma
-    for lp, _, _ in rest:
-        out = For(lp.var, lp.extent, out, "serial")
+    for loops_, _, _, _ in rest:
+        for lp in reversed(loops_):
+            out = For(lp.var, lp.extent, out, "serial")
+    return out
+
+
+def _merge(dims):
+    """Merge each loop into the one inside it when both sides stay contiguous."""
+    out = []
+    for d in dims:
+        if out:
+            loops, ext, cs, cd = out[-1]
+            if d[2] == ext * cs and d[3] == ext * cd:
+                out[-1] = (d[0] + loops, ext * d[1], cs, cd)
+                continue
+        out.append(d)
     return out

@@ -1,0 +1,128 @@
+"""Automatic partitioning: which nodes run on the accelerator, which on the CPU fallback.
+
+Accelerator-eligible (VTA's GEMM core + ALU):
+- int8 conv2d with constant weights, groups = 1 and no dilation (channels are zero-padded
+  to the block by the layout pass, so any channel count fits);
+- int8 dense with constant weights;
+- the requantisation epilogue of such a GEMM while its value stays in the accumulator
+  (single consumer): bias add, residual add (and the cast / shift that load and align the
+  residual), arithmetic shift, clip, narrowing to int8.
+Everything else runs on the CPU. Each node gets `attrs["target"]` ("accel" / "cpu") and
+`graph.meta["partition"]` lists a `Placement` with the reason for every node."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import Graph, Node
+from ..layout import pad_channels
+from .rewrite import PassContext, single_consumer
+
+EPILOGUE = ("add", "shr", "clip", "cast")
+
+
+@dataclass(frozen=True)
+class Placement:
+    node: str
+    op: str
+    target: str
+    reason: str
+
+
+def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
+    x = graph.types[node.inputs[0]]
+    if x.dtype != "int8":
+        return "cpu", f"{x.dtype} {node.op}: not quantised to int8"
+    if not graph.is_constant(node.inputs[1]):
+        return "cpu", f"{node.op} weights are computed, not constant"
+    cfg = ctx.config
+    if node.op == "dense":
+        k, m = x.shape[1], graph.types[node.inputs[1]].shape[0]
+        return "accel", (f"int8 dense {k}->{m} (padded {pad_channels(k, cfg.block_in)}->"
+                         f"{pad_channels(m, cfg.block_out)})")
+    groups = node.attr("groups", 1)
+    if groups != 1:
+        return "cpu", (f"grouped conv2d (groups={groups}) is not a dense GEMM; the "
+                       f"accelerator runs groups=1 only")
+    if tuple(node.attr("dilations", (1, 1))) != (1, 1):
+        return "cpu", f"dilated conv2d {node.attr('dilations')}: no accelerator template"
+    c, o = x.shape[1], graph.types[node.inputs[1]].shape[0]
+    return "accel", (f"int8 conv2d {c}->{o} channels (padded {pad_channels(c, cfg.block_in)}"
+                     f"->{pad_channels(o, cfg.block_out)})")
+
+
+def _epilogue_role(graph: Graph, node: Node, acc: str) -> str:
+    if node.op == "add":
+        other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
+        return "bias add" if graph.is_constant(other) else "residual add"
+    if node.op == "cast":
+        return f"narrow to {node.attr('dtype')}"
+    return {"shr": "arithmetic shift", "clip": "clip"}[node.op]
+
+
+def _residual_chain(graph: Graph, value: str) -> list[Node]:
+    """The cast [-> shr] nodes that load an int8 residual into the accumulator."""
+    chain = []
+    node = graph.producer(value)
+    while node is not None and single_consumer(graph, node.outputs[0]) is not None:
+        if node.op == "shr":
+            chain.append(node)
+            node = graph.producer(node.inputs[0])
+        elif node.op == "cast" and graph.types[node.inputs[0]].dtype == "int8":
+            chain.append(node)
+            return chain
+        else:
+            break
+    return []
+
+
+def _cpu_reason(graph: Graph, node: Node) -> str:
+    if node.op in ("quantize", "dequantize"):
+        return "float32 <-> int8 conversion runs on the CPU"
+    dtypes = {graph.types[v].dtype for v in node.inputs if v}
+    if "float32" in dtypes:
+        return f"float32 {node.op}: not quantised"
+    if node.op in EPILOGUE:
+        return f"int {node.op} not fed by an accelerator GEMM (nothing in the accumulator)"
+    return f"{'/'.join(sorted(dtypes))} {node.op}: no accelerator template"
+
+
+def partition(graph: Graph, ctx: PassContext) -> Graph:
+    place: dict[str, tuple[str, str]] = {}
+    anchor_of: dict[str, str] = {}  # accel value -> the GEMM node whose accumulator holds it
+    for node in graph.nodes:
+        if node.op in ("conv2d", "dense"):
+            place[node.name] = _gemm_reason(graph, node, ctx)
+            if place[node.name][0] == "accel":
+                anchor_of[node.outputs[0]] = node.name
+            continue
+        if node.op in EPILOGUE:
+            acc = next((v for v in node.inputs if v in anchor_of and
+                        single_consumer(graph, v) is node), None)
+            if acc is not None:
+                anchor = anchor_of[acc]
+                place[node.name] = ("accel",
+                                    f"epilogue of {anchor}: {_epilogue_role(graph, node, acc)}")
+                if graph.types[node.outputs[0]].dtype == "int32":
+                    anchor_of[node.outputs[0]] = anchor
+                if node.op == "add":
+                    other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
+                    for load in _residual_chain(graph, other):
+                        place[load.name] = ("accel", f"residual operand of {node.name}")
+                continue
+        place.setdefault(node.name, ("cpu", _cpu_reason(graph, node)))
+    nodes = tuple(n.with_attrs(target=place[n.name][0]) for n in graph.nodes)
+    report = tuple(Placement(n.name, n.op, *place[n.name]) for n in graph.nodes)
+    return graph.replace(nodes=nodes).with_meta(partition=report)
+
+
+def partition_report(graph: Graph) -> str:
+    """A readable table of where each node runs and why."""
+    rows = graph.meta.get("partition", ())
+    if not rows:
+        return f"graph {graph.name}: not partitioned"
+    width = max(len(p.node) for p in rows)
+    accel = sum(p.target == "accel" for p in rows)
+    lines = [f"partition of {graph.name}: {accel} nodes on the accelerator, "
+             f"{len(rows) - accel} on the CPU"]
+    lines += [f"  {p.node:<{width}}  {p.op:<16} {p.target:<5}  {p.reason}" for p in rows]
+    return "\n".join(lines)

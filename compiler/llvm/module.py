@@ -1,0 +1,114 @@
+"""A PrimFunc -> an LLVM module of region functions plus a serial entry point.
+
+The function body is cut at the top level: root allocations become *workspaces* (buffers
+the runtime allocates once and passes like parameters), and the remaining statements
+become *regions*. A region whose statement is a ``parallel`` loop is emitted with the loop
+range as two i64 arguments, so the runtime can run chunks of it on several threads; runs
+of other statements are merged into serial regions. Every region function has the
+signature ``void f(ptr noalias buf0, ..., i64 lo, i64 hi)``; ``<name>`` runs all regions
+in order on one thread.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+from ..errors import CompileError
+from ..ir.func import PrimFunc
+from ..ir.stmt import Allocate, Attr, For, Seq, seq
+from .codegen import FunctionEmitter
+from .types import I64, PTR, VOID
+
+
+@dataclass(frozen=True)
+class Region:
+    symbol: str
+    parallel: int | None      # extent of the loop the runtime may split, None if serial
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    name: str                 # symbol of the serial entry point
+    params: tuple             # Buffers passed by the caller
+    workspaces: tuple         # Buffers the runtime allocates (root-level Allocates)
+    regions: tuple            # Regions in execution order
+
+    @property
+    def buffers(self) -> tuple:
+        return self.params + self.workspaces
+
+
+def symbol_name(name: str) -> str:
+    clean = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return clean if clean and not clean[0].isdigit() else "k_" + clean
+
+
+def split_regions(func: PrimFunc):
+    """(workspaces, [(stmt, parallel loop or None)]) of ``func``'s body."""
+    body, workspaces = func.body, []
+    while isinstance(body, Allocate):
+        workspaces.append(body.buffer)
+        body = body.body
+    stmts = body.stmts if isinstance(body, Seq) else (body,)
+    out, pending = [], []
+    for s in stmts:
+        loop = _parallel_loop(s)
+        if loop is None:
+            pending.append(s)
+            continue
+        if pending:
+            out.append((seq(*pending), None))
+            pending = []
+        out.append((s, loop))
+    if pending:
+        out.append((seq(*pending), None))
+    return tuple(workspaces), out
+
+
+def _parallel_loop(s):
+    while isinstance(s, Attr):
+        s = s.body
+    return s if isinstance(s, For) and s.kind == "parallel" else None
+
+
+def _declare(module, name, nbuf) -> ir.Function:
+    fnty = ir.FunctionType(VOID, [PTR] * nbuf + [I64, I64])
+    fn = ir.Function(module, fnty, name=name)
+    for arg in fn.args[:nbuf]:
+        arg.add_attribute("noalias")
+    return fn
+
+
+def build_module(func: PrimFunc, triple: str = "", data_layout: str = "",
+                 fast_exp: bool = True) -> tuple[ir.Module, KernelPlan]:
+    """The LLVM module of ``func`` and the plan the runtime needs to call it."""
+    if not isinstance(func, PrimFunc):
+        raise CompileError(f"kernel must be a PrimFunc, not {type(func).__name__}")
+    module = ir.Module(name=func.name)
+    if triple:
+        module.triple = triple
+    if data_layout:
+        module.data_layout = data_layout
+    workspaces, parts = split_regions(func)
+    buffers = list(func.params) + list(workspaces)
+    base = symbol_name(func.name)
+    regions = []
+    for k, (stmt, loop) in enumerate(parts):
+        fn = _declare(module, f"{base}__r{k}", len(buffers))
+        em = FunctionEmitter(fn, buffers, fast_exp)
+        if loop is None:
+            em.stmt(stmt)
+        else:
+            em._s_For(loop, start=fn.args[-2], stop=fn.args[-1])
+        em.finish()
+        regions.append(Region(fn.name, loop.extent if loop is not None else None))
+    main = _declare(module, base, len(buffers))
+    b = ir.IRBuilder(main.append_basic_block("entry"))
+    for r in regions:
+        args = list(main.args[:len(buffers)])
+        args += [ir.Constant(I64, 0), ir.Constant(I64, r.parallel or 0)]
+        b.call(module.globals[r.symbol], args)
+    b.ret_void()
+    return module, KernelPlan(base, tuple(func.params), workspaces, tuple(regions))
