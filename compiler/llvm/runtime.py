@@ -1,0 +1,133 @@
+"""Compile a PrimFunc for the CPU and call it on numpy arrays, on one or several threads.
+
+    kernel = build(func, Target.host(threads=2))
+    kernel(a, b, out)                 # arrays in parameter order, written in place
+
+Parallel regions are split into contiguous chunks, one per thread; ctypes releases the GIL
+during each call, so chunks run concurrently on a shared thread pool.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from ..errors import CompileError
+from ..ir.func import PrimFunc
+from ..target import Target
+from .cache import kernel_key, open_cache
+from .jit import LoadedObject, compile_object, target_machine
+from .module import build_module
+
+_pool_lock = threading.Lock()
+_pools: dict = {}
+
+
+def _pool(threads: int) -> ThreadPoolExecutor:
+    with _pool_lock:
+        pool = _pools.get(threads)
+        if pool is None:
+            pool = _pools[threads] = ThreadPoolExecutor(threads - 1, "vtalab-llvm")
+        return pool
+
+
+def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
+    """``parts`` near-equal contiguous [lo, hi) ranges covering 0..extent (no empty ones)."""
+    parts = max(1, min(parts, extent))
+    base, extra = divmod(extent, parts)
+    out, lo = [], 0
+    for p in range(parts):
+        hi = lo + base + (1 if p < extra else 0)
+        out.append((lo, hi))
+        lo = hi
+    return out
+
+
+class Kernel:
+    """A compiled PrimFunc: call it with one C-contiguous array per parameter."""
+
+    def __init__(self, func: PrimFunc, plan, obj: bytes, tm, threads: int, cached: bool):
+        self.func, self.plan, self.threads, self.cached = func, plan, threads, cached
+        self.object_code = obj
+        self._loaded = LoadedObject(obj, tm)
+        nbuf = len(plan.buffers)
+        proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nbuf), ctypes.c_int64,
+                                 ctypes.c_int64)
+        self._main = proto(self._loaded.address(plan.name))
+        self._regions = [(proto(self._loaded.address(r.symbol)), r.parallel)
+                         for r in plan.regions]
+        self._workspaces = [np.zeros(b.shape, b.dtype.numpy) for b in plan.workspaces]
+
+    @property
+    def name(self) -> str:
+        return self.func.name
+
+    def _pointers(self, arrays) -> list[int]:
+        params = self.plan.params
+        if len(arrays) != len(params):
+            raise CompileError(f"{self.name} must get {len(params)} arrays "
+                               f"({', '.join(b.name for b in params)}), not {len(arrays)}")
+        ptrs = []
+        for buf, a in zip(params, arrays):
+            if not isinstance(a, np.ndarray):
+                raise CompileError(f"argument {buf.name} must be a numpy array, not "
+                                   f"{type(a).__name__}")
+            if a.shape != buf.shape or a.dtype != buf.dtype.numpy:
+                raise CompileError(f"argument {buf.name} must be {buf.dtype}{list(buf.shape)}, "
+                                   f"not {a.dtype}{list(a.shape)}")
+            if not a.flags.c_contiguous:
+                raise CompileError(f"argument {buf.name} must be C-contiguous, not strided")
+            ptrs.append(a.ctypes.data)
+        for buf in self.func.outputs:
+            k = params.index(buf)
+            if not arrays[k].flags.writeable:
+                raise CompileError(f"output {buf.name} must be writeable, not read-only")
+        return ptrs + [w.ctypes.data for w in self._workspaces]
+
+    def __call__(self, *arrays, threads: int | None = None) -> None:
+        ptrs = self._pointers(arrays)
+        threads = self.threads if threads is None else threads
+        if threads <= 1 or not any(p for _, p in self._regions):
+            self._main(*ptrs, 0, 0)
+            return
+        pool = _pool(threads)
+        for fn, extent in self._regions:
+            if not extent or extent == 1:
+                fn(*ptrs, 0, extent or 0)
+                continue
+            parts = chunks(extent, threads)
+            futures = [pool.submit(fn, *ptrs, lo, hi) for lo, hi in parts[1:]]
+            fn(*ptrs, *parts[0])
+            for f in futures:
+                f.result()
+
+
+def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
+          opt: int = 3, fast_exp: bool = True) -> Kernel:
+    """Compile ``func`` for ``target``'s CPU (default: this host), reusing cached objects."""
+    target = target or Target.host()
+    cpu = target.cpu
+    tm = target_machine(cpu.triple, cpu.name, cpu.features, opt)
+    module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp)
+    text = str(module)
+    cache = open_cache(cache_dir)
+    key = kernel_key(text, target.fingerprint() + "|cpu", opt)
+    obj = cache.get(key) if cache is not None else None
+    cached = obj is not None
+    if obj is None:
+        obj = compile_object(text, tm, opt)
+        if cache is not None:
+            cache.put(key, obj)
+    return Kernel(func, plan, obj, tm, cpu.threads, cached)
+
+
+def llvm_ir(func: PrimFunc, target: Target | None = None, optimized: bool = False,
+            fast_exp: bool = True) -> str:
+    """The LLVM IR text of ``func`` (before or after optimisation), for inspection."""
+    from .jit import optimized_ir
+    target = target or Target.host()
+    tm = target_machine(target.cpu.triple, target.cpu.name, target.cpu.features)
+    module, _ = build_module(func, target.cpu.triple, str(tm.target_data), fast_exp)
+    return optimized_ir(str(module), tm) if optimized else str(module)
