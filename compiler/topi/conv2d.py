@@ -160,3 +160,36 @@ def conv2d_reference(data, kernel, bias, sh: Conv2dShape, rq: Requant) -> np.nda
     acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
     b = bias[None, :, None, None] if (bias is not None and rq.bias) else None
     return rq.numpy(acc, b)
+
+
+def sram_use(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs) -> dict:
+    """Entries each SRAM buffer needs for these knobs (virtual threads replicate tiles)."""
+    oh, ow = sh.out_hw
+    tw = kn.tile_w or ow
+    rows, cols = (kn.tile_h - 1) * sh.stride + sh.kernel, (tw - 1) * sh.stride + sh.kernel
+    vt = kn.vthreads
+    return {"inp": vt * kn.tile_ci * rows * cols,
+            "wgt": vt * kn.tile_co * kn.tile_ci * sh.kernel ** 2,
+            "acc": vt * kn.tile_co * (kn.tile_h * tw + 1)}
+
+
+def default_conv2d_knobs(cfg: Config, sh: Conv2dShape, vthreads: int = 2) -> Conv2dKnobs:
+    """Large tiles that fit the SRAMs: most output per load, then fewest reduction steps."""
+    space = conv2d_space(cfg, sh)
+    best, best_key = None, None
+    for th in space["tile_h"]:
+        for tco in space["tile_co"]:
+            if (sh.filters // cfg.block_out // tco) % vthreads:
+                continue
+            for tci in space["tile_ci"]:
+                kn = Conv2dKnobs(tile_h=th, tile_co=tco, tile_ci=tci, vthreads=vthreads)
+                use = sram_use(cfg, sh, kn)
+                if any(use[b] > cfg.depth(b) for b in use):
+                    continue
+                key = (th * tco * sh.out_hw[1], tci)
+                if best_key is None or key > best_key:
+                    best, best_key = kn, key
+    if best is None:
+        raise ShapeError(f"conv2d {sh} must fit the SRAMs with some tiling, not with "
+                         f"{vthreads} virtual threads on {cfg.name}")
+    return best

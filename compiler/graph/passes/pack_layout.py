@@ -1,0 +1,93 @@
+"""Layout packing at accelerator-region boundaries.
+
+Inside an accelerator region every tensor is blocked for the GEMM core (see `layout.py`):
+activations NCHW -> NCHW{batch}n{block_in}c, accumulators NCHW{batch}n{block_out}c, conv
+weights OIHW -> OIHW{block_out}o{block_in}i (dense likewise), channels zero-padded to the
+block. A `pack` node is inserted where a CPU value enters a region, an `unpack` where a
+region value leaves it (or is a graph output). Constant weights, biases and per-channel
+shift amounts are packed at compile time. Block sizes come from `ctx.config`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, Node
+from ..layout import pack_array, pack_channel_vector
+from .rewrite import PassContext, Rewriter
+
+
+class _Packer:
+    def __init__(self, graph: Graph, ctx: PassContext):
+        self.graph, self.cfg = graph, ctx.config
+        self.rw = Rewriter(graph)
+        self.packed: dict[str, tuple[str, tuple[int, int]]] = {}  # old -> (new, blocks)
+        self.plain: dict[str, str] = {}
+        self.cache: dict[tuple[str, tuple[int, int]], str] = {}
+
+    def plain_value(self, value: str) -> str:
+        if value not in self.packed:
+            return self.rw.value(value)
+        if value not in self.plain:
+            new, _ = self.packed[value]
+            shape = self.graph.types[value].shape
+            self.plain[value] = self.rw.op("unpack", new, name=f"{value}_unpack",
+                                           shape=shape, target="cpu")
+        return self.plain[value]
+
+    def packed_value(self, value: str, blocks: tuple[int, int]) -> str:
+        if value in self.packed and self.packed[value][1] == blocks:
+            return self.packed[value][0]
+        key = (value, blocks)
+        if key not in self.cache:
+            const = self.rw.constant_value(value)
+            if const is not None:
+                self.cache[key] = self.rw.const(pack_array(const, blocks), f"{value}_packed")
+            else:
+                self.cache[key] = self.rw.op("pack", self.plain_value(value),
+                                             name=f"{value}_pack", blocks=blocks, target="cpu")
+        return self.cache[key]
+
+    def operand(self, node: Node, value: str) -> str:
+        """An elementwise operand of an accelerator node, in the accumulator layout."""
+        const = self.rw.constant_value(value)
+        if const is not None and const.size > 1:
+            rank = self.graph.types[node.outputs[0]].rank
+            return self.rw.const(pack_channel_vector(const, rank, self.cfg.block_out),
+                                 f"{value}_packed")
+        if const is not None:
+            return self.rw.value(value)
+        return self.packed_value(value, (self.cfg.batch, self.cfg.block_out))
+
+    def accel_node(self, node: Node) -> None:
+        cfg, attrs = self.cfg, dict(node.attrs)
+        if node.op in ("conv2d", "dense"):
+            x = self.packed_value(node.inputs[0], (cfg.batch, cfg.block_in))
+            w = self.packed_value(node.inputs[1], (cfg.block_out, cfg.block_in))
+            inputs = [x, w]
+            attrs["layout"] = "packed"
+        else:
+            inputs = [self.operand(node, v) for v in node.inputs]
+            if node.op == "shr" and np.ndim(node.attr("amount")) > 0:
+                rank = self.graph.types[node.outputs[0]].rank
+                attrs["amount"] = pack_channel_vector(node.attr("amount"), rank,
+                                                      cfg.block_out)
+        out = self.rw.emit_node(node.op, inputs, attrs, node.name, node.outputs)[0]
+        self.packed[node.outputs[0]] = (out, (cfg.batch, cfg.block_out))
+
+    def run(self) -> Graph:
+        for node in self.graph.nodes:
+            if node.attr("target") == "accel":
+                self.accel_node(node)
+            else:
+                inputs = [self.plain_value(v) if v else "" for v in node.inputs]
+                self.rw.emit_node(node.op, inputs, dict(node.attrs), node.name, node.outputs)
+        for value in self.graph.outputs:
+            self.rw.alias(value, self.plain_value(value))
+        cfg = self.cfg
+        return self.rw.finish(layout=dict(batch=cfg.batch, block_in=cfg.block_in,
+                                          block_out=cfg.block_out, config=cfg.name))
+
+
+def pack_layout(graph: Graph, ctx: PassContext) -> Graph:
+    if not any(n.attr("target") == "accel" for n in graph.nodes):
+        return graph
+    return _Packer(graph, ctx).run()
