@@ -83,7 +83,7 @@ def _dense(node, x, w, b=None):
 
 def _accel(node, x, w, bias=None, residual=None):
     """Fused accelerator op: GEMM, + bias, + aligned residual, >> shift, clip, narrow."""
-    acc = (_conv if node.op == "accel_conv2d" else _dense)(node, x, w).astype(np.int64)
+    acc = (_conv if node.op.endswith("conv2d") else _dense)(node, x, w).astype(np.int64)
     if bias is not None:
         acc = wrap32(acc + bias).astype(np.int64)
     if residual is not None:
@@ -133,6 +133,8 @@ INT_OPS = {
     "dense": _dense,
     "accel_conv2d": _accel,
     "accel_dense": _accel,
+    "qconv2d": _accel,
+    "qdense": _accel,
     "add": lambda n, a, b: wrap32(a.astype(np.int64) + b),
     "sub": lambda n, a, b: wrap32(a.astype(np.int64) - b),
     "mul": lambda n, a, b: wrap32(a.astype(np.int64) * b),
@@ -158,7 +160,7 @@ class _Dispatch(dict):
             if op in PRECISION_OPS:
                 return PRECISION_OPS[op](node, *args)
             integer = args and args[0].dtype.kind in "iu"
-            if integer or op.startswith("accel_"):
+            if integer or op in INT_OPS and op not in FLOAT_OPS:
                 if op not in INT_OPS:
                     raise GraphError(f"op of integer node {node.name!r} must be one the int8 "
                                      f"reference runs, not {op!r}")

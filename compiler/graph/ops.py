@@ -296,10 +296,11 @@ def _unpack(node, types):
     return [TensorType(tuple(node.attr("shape")), types[0].dtype)]
 
 
-@register("accel_conv2d", "accel_dense")
+@register("accel_conv2d", "accel_dense", "qconv2d", "qdense")
 def _accel(node, types):
-    """Fused accelerator operator: GEMM + bias + residual + shift + clip + narrow."""
-    base = Node(node.name, node.op[len("accel_"):], node.inputs[:2], node.outputs,
+    """Fused int8 operator: GEMM + bias + residual + shift + clip + narrow."""
+    base_op = node.op[len("accel_"):] if node.op.startswith("accel_") else node.op[1:]
+    base = Node(node.name, base_op, node.inputs[:2], node.outputs,
                 {k: v for k, v in node.attrs.items() if k in
                  ("strides", "pads", "dilations", "groups", "layout")})
     shape = infer_types(base, types[:2])[0].shape

@@ -1,4 +1,4 @@
-"""Fusion: an accelerator GEMM and its epilogue become one accelerator operator.
+"""Fusion: an int8 GEMM and its requantisation epilogue become one operator.
 
     conv2d|dense -> add(bias) -> add(shr(cast(residual))) -> shr(shift) -> clip -> cast(int8)
         ==  accel_conv2d|accel_dense(x, w, bias, residual;
@@ -6,7 +6,10 @@
 
 Every epilogue step is optional but the order is fixed (it is the order the accelerator's
 ALU applies them in the accumulator). The chain stops at the first node that is not the
-next step, is not on the accelerator, or whose input has other readers."""
+next step, runs on another target, or whose input has other readers. On the accelerator
+the fused op is `accel_conv2d` / `accel_dense` (packed layout); on the CPU fallback the same
+chain becomes `qconv2d` / `qdense` (plain layout, e.g. depthwise convolutions): one
+integer kernel instead of five elementwise passes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -36,12 +39,13 @@ def _residual_source(graph: Graph, value: str, fusion: Fusion) -> bool:
     """Follow shr(cast(int8)) / cast(int8) back to the int8 residual."""
     node = graph.producer(value)
     loads = []
-    if node is not None and node.op == "shr" and node.attr("target") == "accel" \
+    target = fusion.anchor.attr("target")
+    if node is not None and node.op == "shr" and node.attr("target") == target \
             and single_consumer(graph, value) is not None:
         fusion.attrs["residual_shr"] = node.attr("amount")
         loads.append(node)
         value, node = node.inputs[0], graph.producer(node.inputs[0])
-    if node is None or node.op != "cast" or node.attr("target") != "accel" or \
+    if node is None or node.op != "cast" or node.attr("target") != target or \
             graph.types[node.inputs[0]].dtype != "int8" or \
             single_consumer(graph, value) is None:
         fusion.attrs.pop("residual_shr", None)
@@ -53,7 +57,7 @@ def _residual_source(graph: Graph, value: str, fusion: Fusion) -> bool:
 
 def _next_step(graph: Graph, node: Node, acc: str, fusion: Fusion, done: int) -> int | None:
     """Index in _STEPS of the step `node` performs, if it may follow step `done`."""
-    if node.attr("target") != "accel":
+    if node.attr("target") != fusion.anchor.attr("target"):
         return None
     if node.op == "add":
         other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
@@ -95,8 +99,10 @@ def fuse(graph: Graph, ctx: PassContext) -> Graph:
     fusions = {}
     consumed = set()
     for node in graph.nodes:
-        if node.op in ("conv2d", "dense") and node.attr("target") == "accel":
+        if node.op in ("conv2d", "dense") and graph.types[node.inputs[0]].dtype == "int8":
             fusion = find_fusion(graph, node)
+            if not fusion.members:
+                continue
             fusions[fusion.last.name] = fusion
             consumed.update(n.name for n in (node, *fusion.members, *fusion.loads))
     rw = Rewriter(graph)
@@ -107,10 +113,11 @@ def fuse(graph: Graph, ctx: PassContext) -> Graph:
             inputs = [v if v else "" for v in inputs]
             while inputs[-1] == "":
                 inputs.pop()
-            attrs = dict(f.attrs, target="accel",
+            target = f.anchor.attr("target", "cpu")
+            attrs = dict(f.attrs, target=target,
                          fused=tuple(n.name for n in (f.anchor, *f.loads, *f.members)))
-            rw.emit_node(f"accel_{f.anchor.op}", inputs, attrs, f.anchor.name,
-                         f.last.outputs)
+            op = f"accel_{f.anchor.op}" if target == "accel" else f"q{f.anchor.op}"
+            rw.emit_node(op, inputs, attrs, f.anchor.name, f.last.outputs)
         elif node.name not in consumed:
             rw.keep(node)
     return rw.finish()
