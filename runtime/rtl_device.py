@@ -1,0 +1,102 @@
+"""The "rtl" backend: the Verilated Core in a native harness behind the Device protocol.
+
+    with open_device("rtl", "tiny") as dev:        # builds (once per config) or loads
+        ...                                        # the same calls as on "fsim"
+        counters = dev.run(insn_addr, count)       # cycles, busy/stall, bytes, uops, ...
+
+Options: ``dram_bytes``; the DRAM model's ``read_latency``, ``write_latency`` and random
+back-pressure ``pressure`` (probability per channel and cycle) with its ``seed``;
+``cycle_limit`` (watchdog); ``timeline=True`` keeps per-instruction events of every run
+in ``dev.last_timeline``; ``waveform="run.fst"`` dumps an FST trace (a separate, slower
+traced build). ``echo`` receives build progress lines.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from vtalab.sim.rtl.counters import merged
+from vtalab.sim.rtl.model import DEFAULT_CYCLE_LIMIT, MODULES, RtlModel, RtlWatchdog, Timing
+from vtalab.spec import Config, Isa
+from vtalab.spec.errors import DeviceError, IsaError, WatchdogError
+from vtalab.spec.isa import INSN_BYTES, module_of
+
+from .device import DeviceBase
+
+DEFAULT_DRAM_BYTES = 64 << 20
+
+
+class RtlDevice(DeviceBase):
+    backend = "rtl"
+
+    def __init__(self, cfg: Config, dram_bytes: int = DEFAULT_DRAM_BYTES, read_latency: int = 1,
+                 write_latency: int = 1, pressure: float = 0.0, seed: int = 1,
+                 cycle_limit: int = DEFAULT_CYCLE_LIMIT, timeline: bool = False,
+                 waveform=None, echo=None):
+        if isinstance(dram_bytes, bool) or not isinstance(dram_bytes, int) or dram_bytes <= 0:
+            raise DeviceError(f"dram_bytes must be a positive integer, not {dram_bytes!r}")
+        if isinstance(cycle_limit, bool) or not isinstance(cycle_limit, int) or cycle_limit < 1:
+            raise DeviceError(f"cycle_limit must be a positive integer, not {cycle_limit!r}")
+        super().__init__(cfg, dram_bytes)
+        timing = Timing(read_latency, write_latency, pressure, seed)
+        self.model = RtlModel(cfg, dram_bytes, timing, trace=waveform is not None, echo=echo)
+        if waveform is not None:
+            self.model.open_trace(waveform)
+        self.cycle_limit = cycle_limit
+        self.timeline = timeline
+        self.last_timeline = None
+
+    def set_timing(self, read_latency: int = 1, write_latency: int = 1, pressure: float = 0.0,
+                   seed: int = 1) -> None:
+        self._check_open()
+        self.model.set_timing(Timing(read_latency, write_latency, pressure, seed))
+
+    # ---- backend primitives -------------------------------------------------------------
+    def _write_dram(self, addr: int, data: np.ndarray) -> None:
+        self.model.dram[addr:addr + data.size] = data
+
+    def _read_dram(self, addr: int, nbytes: int) -> np.ndarray:
+        return self.model.dram[addr:addr + nbytes]
+
+    def _execute(self, insn_addr: int, insn_count: int) -> dict:
+        insns = self._decode(insn_addr, insn_count)
+        try:
+            hardware = self.model.run(insn_addr, insn_count, self.cycle_limit, self.timeline)
+        except RtlWatchdog as exc:
+            raise WatchdogError(_watchdog_message(exc, insns)) from None
+        counters = merged(self.cfg, insns or [], hardware)
+        if self.timeline:
+            from vtalab.sim.timeline import Timeline
+            self.last_timeline = Timeline.from_events(self.cfg, self.model.events(), insns)
+        return counters
+
+    def _decode(self, insn_addr: int, insn_count: int):
+        raw = self.model.dram[insn_addr:insn_addr + insn_count * INSN_BYTES].tobytes()
+        try:
+            return Isa(self.cfg).decode_program(raw)
+        except IsaError:
+            return None          # the hardware runs it anyway; counters stay hardware-only
+
+    def _release(self) -> None:
+        self.model.close_trace()
+        self.model.close()
+        self.model = None
+
+
+def _watchdog_message(exc: RtlWatchdog, insns) -> str:
+    """Name each waiting module's instruction (its index in the program) and queue."""
+    parts = []
+    for module, queue in exc.waits:
+        where = f"{module} module"
+        if insns is not None:
+            order = [k for k, insn in enumerate(insns) if module_of(insn) == module]
+            current = exc.started.get(module, 0) - 1
+            if 0 <= current < len(order):
+                index = order[current]
+                where += f" at instruction {index} ({type(insns[index]).__name__})"
+        parts.append(f"{where} waits on queue {queue}")
+    what = "; ".join(parts) or "no module waits on a token"
+    return (f"watchdog: the core must finish within {exc.limit} cycles, not still be running; "
+            f"{what}")
+
+
+__all__ = ["RtlDevice", "MODULES"]

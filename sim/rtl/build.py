@@ -1,0 +1,126 @@
+"""Verilate ``Core(cfg)`` with the native harness into a shared library, cached.
+
+A build lives in ``<cache>/rtl/<config fingerprint>-<source hash>[-trace]/``. The source
+hash covers every file that shapes the hardware or the harness (hw/, the spec files, this
+package's C++ and generators) and the tool versions, so a stale build is never reused and
+looking one up needs no Verilog generation (well under a second). Builds are serialised
+by a file lock (one Verilator at a time on a shared machine) and published atomically: a
+build is made in a temporary directory and renamed into place when complete.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from importlib import metadata
+from pathlib import Path
+
+from vtalab.spec import Config
+from vtalab.spec.errors import SimError
+
+from . import codegen
+from .toolchain import environment, verilator_root
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent.parent          # the repository root: hw/, spec/, sim/ live here
+LIB_NAME = "libvtalab_rtl.so"
+VERILATOR_FLAGS = ["--cc", "--top-module", codegen.TOP, "--prefix", "Vtop", "-Mdir", "obj",
+                   "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC"]
+OPT_FLAGS = "OPT_FAST=-O2 OPT_SLOW=-O1 OPT_GLOBAL=-O2"
+CXX_FLAGS = ["-O2", "-fPIC", "-shared", "-std=c++17"]
+
+
+def cache_root() -> Path:
+    base = os.environ.get("VTALAB_CACHE") or Path.home() / ".cache" / "vtalab"
+    return Path(base) / "rtl"
+
+
+def _hashed_files() -> list[Path]:
+    files = sorted((PACKAGE / "hw").glob("*.py"))
+    files += [PACKAGE / "spec" / n for n in ("config.py", "isa.py", "regs.py")]
+    files += sorted(HERE.glob("*.cpp")) + [HERE / "codegen.py"]   # flags: see source_hash
+    return files
+
+
+def source_hash(trace: bool = False) -> str:
+    digest = hashlib.sha256()
+    for path in _hashed_files():
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for package in ("amaranth", "verilator"):
+        digest.update(f"{package}={_version(package)};".encode())
+    digest.update(" ".join(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS).encode())
+    digest.update(b"trace" if trace else b"fast")
+    return digest.hexdigest()[:16]
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def build_path(cfg: Config, trace: bool = False) -> Path:
+    suffix = "-trace" if trace else ""
+    return cache_root() / f"{cfg.fingerprint()}-{source_hash(trace)}{suffix}"
+
+
+def library(cfg: Config, trace: bool = False, echo=None) -> Path:
+    """Path of the shared library for ``cfg``; builds it first when not cached."""
+    final = build_path(cfg, trace)
+    lib = final / LIB_NAME
+    if lib.exists():
+        return lib
+    root = cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)            # one Verilator build at a time
+        if lib.exists():                            # built by someone else meanwhile
+            return lib
+        work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
+        try:
+            _build(cfg, trace, work, echo or (lambda msg: None))
+            os.replace(work, final)
+        except BaseException:
+            shutil.rmtree(work, ignore_errors=True)
+            raise
+    return lib
+
+
+def _build(cfg: Config, trace: bool, work: Path, echo) -> None:
+    from vtalab.hw.verilog import generate
+    start = time.perf_counter()
+    echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
+    verilog = generate(cfg, name=codegen.TOP)
+    (work / "top.v").write_text(verilog)
+    (work / "top.vlt").write_text(codegen.verilator_config(verilog))
+    (work / "vtalab_config.h").write_text(codegen.config_header(cfg))
+    shutil.copy(HERE / "harness.cpp", work / "harness.cpp")
+    (work / "config.json").write_text(cfg.to_json())
+    env = environment()
+    env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {OPT_FLAGS}"
+    flags = VERILATOR_FLAGS + (["--trace-fst"] if trace else [])
+    echo(f"rtl: verilating ({'traced' if trace else 'fast'} build; minutes for big configs)")
+    _run(["verilator", *flags, "--build", "-j", "2", "top.vlt", "top.v"], work, env)
+    root = verilator_root()
+    defines = ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"] if trace else ["-DVM_TRACE=0"]
+    _run(["g++", *CXX_FLAGS, *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
+          "-I", str(root / "include" / "vltstd"), "harness.cpp", "obj/Vtop__ALL.a",
+          "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace else [])],
+         work, env)
+    shutil.rmtree(work / "obj")                      # ~100 MB of objects, not needed now
+    echo(f"rtl: built {LIB_NAME} in {time.perf_counter() - start:.0f} s")
+
+
+def _run(cmd: list[str], cwd: Path, env: dict) -> None:
+    result = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    (cwd / "build.log").open("a").write(f"$ {' '.join(cmd)}\n{result.stdout}{result.stderr}\n")
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-30:])
+        raise SimError(f"RTL build step {cmd[0]} must succeed, not exit {result.returncode}:"
+                       f"\n{tail}")

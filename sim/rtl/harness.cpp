@@ -1,0 +1,336 @@
+// Native harness of the Verilated Core: a DRAM model behind the AXI4 master (latency,
+// random back-pressure on every channel, protocol checks), an AXI4-Lite host for the
+// control registers, a watchdog, per-instruction timeline events and an optional trace.
+// Python loads it with ctypes; one vt_run() call runs a whole program to done.
+// Port names, register offsets and status bits come from the generated vtalab_config.h.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "Vtop.h"
+#include "Vtop___024root.h"
+#include "verilated.h"
+#include "vtalab_config.h"
+#if VM_TRACE
+#include "verilated_fst_c.h"
+#endif
+
+namespace {
+
+struct Burst { uint64_t addr; uint32_t beats; uint64_t ready_at; };
+struct Event { uint64_t module, start, run, end; };
+
+template <typename T> void put_bus(T& port, const uint8_t* src) {
+    port = 0; memcpy(&port, src, VT_BUS_BYTES);
+}
+template <std::size_t N> void put_bus(VlWide<N>& port, const uint8_t* src) {
+    memcpy(port.data(), src, VT_BUS_BYTES);
+}
+template <typename T> void get_bus(const T& port, uint8_t* dst) { memcpy(dst, &port, VT_BUS_BYTES); }
+template <std::size_t N> void get_bus(const VlWide<N>& port, uint8_t* dst) {
+    memcpy(dst, port.data(), VT_BUS_BYTES);
+}
+template <typename T> uint64_t as_u64(const T& v) { return (uint64_t)v; }
+template <std::size_t N> uint64_t as_u64(const VlWide<N>& v) { return v[0]; }
+
+struct Harness {
+    VerilatedContext ctx;
+    Vtop* top;
+    std::vector<uint8_t> dram;
+    uint64_t cycle = 0, rng = 0x9E3779B97F4A7C15ull;
+    uint32_t read_latency = 1, write_latency = 1, pressure = 0;   // pressure: p * 2^16
+    std::deque<Burst> reads, writes, bresps;
+    bool r_valid = false, b_valid = false;
+    uint64_t prev_ar[4] = {}, prev_aw[4] = {};
+    bool prev_ar_wait = false, prev_aw_wait = false, prev_w_wait = false;
+    std::vector<uint8_t> prev_w;
+    std::string error;
+    // timeline: busy edges per module (load, compute, store)
+    bool timeline = false, was_busy[3] = {}, was_waiting[3] = {};
+    uint64_t started[3] = {}, run_at[3] = {}, begun[3] = {}, run_origin = 0;
+    std::vector<Event> events;
+#if VM_TRACE
+    VerilatedFstC* tfp = nullptr;
+#endif
+
+    Harness(uint64_t bytes, uint64_t seed) : dram(bytes, 0), prev_w(VT_BUS_BYTES + 8, 0) {
+#if VM_TRACE
+        ctx.traceEverOn(true);
+#endif
+        top = new Vtop(&ctx, "top");
+        if (seed) rng ^= seed * 0xBF58476D1CE4E5B9ull;
+        reset();
+    }
+    ~Harness() {
+#if VM_TRACE
+        if (tfp) { tfp->close(); delete tfp; }
+#endif
+        top->final();
+        delete top;
+    }
+
+    bool busy_roll() {            // true with probability pressure / 2^16
+        if (!pressure) return false;
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+        return (rng & 0xFFFF) < pressure;
+    }
+    void fail(const std::string& msg) { if (error.empty()) error = msg; }
+
+    void eval_at(uint64_t t) {
+        top->eval();
+#if VM_TRACE
+        if (tfp) tfp->dump(t);
+#else
+        (void)t;
+#endif
+    }
+
+    // ---- one clock cycle: drive slave inputs, settle, sample, rising edge ---------------
+    void drive() {
+        top->VT_AXI(arready) = reads.size() < 32 && !busy_roll();
+        top->VT_AXI(awready) = writes.size() < 32 && !busy_roll();
+        top->VT_AXI(wready) = !writes.empty() && !busy_roll();
+        if (!r_valid && !reads.empty() && reads.front().ready_at <= cycle && !busy_roll())
+            r_valid = true;
+        top->VT_AXI(rvalid) = r_valid;
+        if (r_valid) {
+            const Burst& b = reads.front();
+            put_bus(top->VT_AXI(rdata), &dram[b.addr]);
+            top->VT_AXI(rlast) = b.beats == 1;
+        }
+        top->VT_AXI(rresp) = 0;
+        if (!b_valid && !bresps.empty() && bresps.front().ready_at <= cycle && !busy_roll())
+            b_valid = true;
+        top->VT_AXI(bvalid) = b_valid;
+        top->VT_AXI(bresp) = 0;
+    }
+
+    bool check_burst(const char* ch, uint64_t addr, uint32_t len, uint32_t size, uint32_t burst) {
+        uint64_t beats = len + 1, bytes = beats * VT_BUS_BYTES;
+        char msg[256];
+        if ((1u << size) != VT_BUS_BYTES || burst != 1 || addr % VT_BUS_BYTES) {
+            snprintf(msg, sizeof msg, "%s burst must be INCR, bus-sized and aligned, not addr "
+                     "%#llx size %u burst %u", ch, (unsigned long long)addr, size, burst);
+        } else if (addr / 4096 != (addr + bytes - 1) / 4096) {
+            snprintf(msg, sizeof msg, "%s burst at %#llx of %llu beats must not cross 4 KiB",
+                     ch, (unsigned long long)addr, (unsigned long long)beats);
+        } else if (addr + bytes > dram.size()) {
+            snprintf(msg, sizeof msg, "%s burst %#llx..%#llx must lie inside DRAM (%llu bytes)",
+                     ch, (unsigned long long)addr, (unsigned long long)(addr + bytes - 1),
+                     (unsigned long long)dram.size());
+        } else {
+            return true;
+        }
+        fail(msg);
+        return false;
+    }
+
+    void check_stable(const char* ch, bool wait, bool prev_wait, bool valid, bool same) {
+        if (prev_wait && !valid) fail(std::string(ch) + "valid must stay high until its handshake");
+        else if (prev_wait && !same) fail(std::string(ch) + " payload must stay stable while valid");
+        (void)wait;
+    }
+
+    void sample() {
+        bool arv = top->VT_AXI(arvalid), arr = top->VT_AXI(arready);
+        uint64_t ar[4] = {as_u64(top->VT_AXI(araddr)), top->VT_AXI(arlen), top->VT_AXI(arsize),
+                          top->VT_AXI(arburst)};
+        check_stable("ar", false, prev_ar_wait, arv, !memcmp(ar, prev_ar, sizeof ar));
+        prev_ar_wait = arv && !arr; memcpy(prev_ar, ar, sizeof ar);
+        if (arv && arr && check_burst("read", ar[0], ar[1], ar[2], ar[3]))
+            reads.push_back({ar[0], (uint32_t)ar[1] + 1, cycle + read_latency});
+        bool awv = top->VT_AXI(awvalid), awr = top->VT_AXI(awready);
+        uint64_t aw[4] = {as_u64(top->VT_AXI(awaddr)), top->VT_AXI(awlen), top->VT_AXI(awsize),
+                          top->VT_AXI(awburst)};
+        check_stable("aw", false, prev_aw_wait, awv, !memcmp(aw, prev_aw, sizeof aw));
+        prev_aw_wait = awv && !awr; memcpy(prev_aw, aw, sizeof aw);
+        bool wv = top->VT_AXI(wvalid), wr = top->VT_AXI(wready);
+        std::vector<uint8_t> w(VT_BUS_BYTES + 8, 0);
+        get_bus(top->VT_AXI(wdata), w.data());
+        uint64_t strb = as_u64(top->VT_AXI(wstrb));
+        memcpy(&w[VT_BUS_BYTES], &strb, 8);
+        check_stable("w", false, prev_w_wait, wv, w == prev_w);
+        prev_w_wait = wv && !wr; prev_w.swap(w);
+        if (wv && wr) write_beat(strb, top->VT_AXI(wlast));
+        if (awv && awr && check_burst("write", aw[0], aw[1], aw[2], aw[3]))
+            writes.push_back({aw[0], (uint32_t)aw[1] + 1, 0});
+        if (r_valid && top->VT_AXI(rready)) {    // R stays valid until accepted
+            Burst& b = reads.front();
+            b.addr += VT_BUS_BYTES;
+            if (--b.beats == 0) reads.pop_front();
+            r_valid = false;
+        }
+        if (b_valid && top->VT_AXI(bready)) { bresps.pop_front(); b_valid = false; }
+    }
+
+    void write_beat(uint64_t strb, bool last) {
+        Burst& b = writes.front();
+        const uint8_t* data = prev_w.data();
+        for (unsigned lane = 0; lane < VT_BUS_BYTES; ++lane)
+            if (strb >> lane & 1) dram[b.addr + lane] = data[lane];
+        if (last != (b.beats == 1)) fail("WLAST must mark the last beat of each write burst");
+        b.addr += VT_BUS_BYTES;
+        if (--b.beats == 0) {
+            writes.pop_front();
+            bresps.push_back({0, 0, cycle + write_latency});
+        }
+    }
+
+    void watch_modules() {
+        const bool busy[3] = {(bool)VT_SIG(load_busy), (bool)VT_SIG(compute_busy),
+                              (bool)VT_SIG(store_busy)};
+        const bool waiting[3] = {(bool)VT_SIG(load_wait), (bool)VT_SIG(compute_wait_l2c) ||
+                                 (bool)VT_SIG(compute_wait_s2c), (bool)VT_SIG(store_wait)};
+        for (int m = 0; m < 3; ++m) {
+            if (busy[m] && !was_busy[m]) { started[m] = cycle; run_at[m] = 0; ++begun[m]; }
+            if (busy[m] && !waiting[m] && !run_at[m]) run_at[m] = cycle;
+            if (!busy[m] && was_busy[m] && timeline)
+                events.push_back({(uint64_t)m, started[m] - run_origin,
+                                  (run_at[m] ? run_at[m] : cycle) - run_origin,
+                                  cycle - run_origin});
+            was_busy[m] = busy[m];
+            was_waiting[m] = waiting[m];
+        }
+    }
+
+    void half() {                  // inputs for this cycle, then settle with clk low
+        drive();
+        top->clk = 0;
+        eval_at(2 * cycle);
+        sample();
+    }
+    void rise() {
+        top->clk = 1;
+        eval_at(2 * cycle + 1);
+        ++cycle;
+        watch_modules();
+    }
+    void step() { half(); rise(); }
+
+    void reset() {
+        top->rst = 1;
+        top->VT_CTRL(awvalid) = 0; top->VT_CTRL(wvalid) = 0; top->VT_CTRL(arvalid) = 0;
+        top->VT_CTRL(bready) = 1; top->VT_CTRL(rready) = 1; top->VT_CTRL(wstrb) = 0xF;
+        top->VT_AXI(bvalid) = 0; top->VT_AXI(rvalid) = 0;
+        reads.clear(); writes.clear(); bresps.clear();
+        r_valid = b_valid = prev_ar_wait = prev_aw_wait = prev_w_wait = false;
+        for (int k = 0; k < 4; ++k) step();
+        top->rst = 0;
+        step();
+        for (int m = 0; m < 3; ++m) was_busy[m] = false;
+    }
+
+    // ---- AXI4-Lite host ----------------------------------------------------------------
+    void reg_write(uint32_t offset, uint32_t value) {
+        top->VT_CTRL(awaddr) = offset; top->VT_CTRL(wdata) = value;
+        top->VT_CTRL(awvalid) = 1; top->VT_CTRL(wvalid) = 1;
+        for (int k = 0; k < 64; ++k) {
+            half();
+            bool accepted = top->VT_CTRL(awready) && top->VT_CTRL(wready);
+            rise();
+            if (accepted) break;
+        }
+        top->VT_CTRL(awvalid) = 0; top->VT_CTRL(wvalid) = 0;
+        for (int k = 0; k < 64; ++k) {
+            half();
+            bool done = top->VT_CTRL(bvalid);
+            rise();
+            if (done) return;
+        }
+        fail("AXI4-Lite write must get a response within 64 cycles");
+    }
+    uint32_t reg_read(uint32_t offset) {
+        top->VT_CTRL(araddr) = offset; top->VT_CTRL(arvalid) = 1;
+        for (int k = 0; k < 64; ++k) {
+            half();
+            bool accepted = top->VT_CTRL(arready);
+            rise();
+            if (accepted) break;
+        }
+        top->VT_CTRL(arvalid) = 0;
+        for (int k = 0; k < 64; ++k) {
+            half();
+            bool valid = top->VT_CTRL(rvalid);
+            uint32_t value = top->VT_CTRL(rdata);
+            rise();
+            if (valid) return value;
+        }
+        fail("AXI4-Lite read must get a response within 64 cycles");
+        return 0;
+    }
+
+    // ---- one program: 0 done, 1 watchdog, 2 bus error ------------------------------------
+    int run(uint64_t insn_addr, uint32_t count, uint64_t max_cycles) {
+        error.clear();
+        events.clear();
+        for (int m = 0; m < 3; ++m) begun[m] = 0;
+        reg_write(VT_REG_INSN_ADDR, (uint32_t)insn_addr);
+        reg_write(VT_REG_INSN_ADDR + 4, (uint32_t)(insn_addr >> 32));
+        reg_write(VT_REG_INSN_COUNT, count);
+        run_origin = cycle + 1;
+        reg_write(VT_REG_START, 1);
+        uint64_t limit = cycle + max_cycles;
+        while (!top->done) {
+            if (!error.empty()) return 2;
+            if (cycle >= limit) return 1;
+            step();
+        }
+        return error.empty() ? 0 : 2;
+    }
+};
+
+}  // namespace
+
+extern "C" {
+void* vt_create(uint64_t dram_bytes, uint64_t seed) { return new Harness(dram_bytes, seed); }
+void vt_destroy(void* h) { delete static_cast<Harness*>(h); }
+uint8_t* vt_dram(void* h) { return static_cast<Harness*>(h)->dram.data(); }
+void vt_set_timing(void* h, uint32_t read_latency, uint32_t write_latency, uint32_t pressure) {
+    auto* s = static_cast<Harness*>(h);
+    s->read_latency = read_latency; s->write_latency = write_latency; s->pressure = pressure;
+}
+void vt_set_seed(void* h, uint64_t seed) {
+    static_cast<Harness*>(h)->rng = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
+}
+void vt_reset(void* h) { static_cast<Harness*>(h)->reset(); }
+uint32_t vt_reg_read(void* h, uint32_t offset) { return static_cast<Harness*>(h)->reg_read(offset); }
+void vt_reg_write(void* h, uint32_t offset, uint32_t value) {
+    static_cast<Harness*>(h)->reg_write(offset, value);
+}
+int vt_run(void* h, uint64_t insn_addr, uint32_t count, uint64_t max_cycles) {
+    return static_cast<Harness*>(h)->run(insn_addr, count, max_cycles);
+}
+uint64_t vt_cycle(void* h) { return static_cast<Harness*>(h)->cycle; }
+const char* vt_error(void* h) { return static_cast<Harness*>(h)->error.c_str(); }
+uint64_t vt_begun(void* h, int module) { return static_cast<Harness*>(h)->begun[module]; }
+void vt_timeline(void* h, int enable) { static_cast<Harness*>(h)->timeline = enable != 0; }
+uint64_t vt_event_count(void* h) { return static_cast<Harness*>(h)->events.size(); }
+void vt_events(void* h, uint64_t* out) {
+    auto& ev = static_cast<Harness*>(h)->events;
+    if (!ev.empty()) memcpy(out, ev.data(), ev.size() * sizeof(Event));
+}
+int vt_trace_open(void* h, const char* path) {
+#if VM_TRACE
+    auto* s = static_cast<Harness*>(h);
+    if (s->tfp) return 0;
+    s->tfp = new VerilatedFstC;
+    s->top->trace(s->tfp, 99);
+    s->tfp->open(path);
+    return 1;
+#else
+    (void)h; (void)path;
+    return 0;
+#endif
+}
+void vt_trace_close(void* h) {
+#if VM_TRACE
+    auto* s = static_cast<Harness*>(h);
+    if (s->tfp) { s->tfp->close(); delete s->tfp; s->tfp = nullptr; }
+#else
+    (void)h;
+#endif
+}
+}
