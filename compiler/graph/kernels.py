@@ -78,7 +78,8 @@ def global_avg_pool(x: np.ndarray) -> np.ndarray:
 def batch_norm(x, scale, bias, mean, var, epsilon) -> np.ndarray:
     shape = (1, -1) + (1,) * (x.ndim - 2)
     inv = (scale / np.sqrt(var + np.float32(epsilon))).astype(np.float32)
-    return (x - mean.reshape(shape)) * inv.reshape(shape) + bias.reshape(shape)
+    shift = (bias - mean * inv).astype(np.float32)  # onnxruntime's order of operations
+    return x * inv.reshape(shape) + shift.reshape(shape)
 
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:

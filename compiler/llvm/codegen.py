@@ -199,6 +199,7 @@ class FunctionEmitter(ExprEmitter):
             self.alloca_builder.position_at_start(self.alloca_builder.block)
             ptr = self.alloca_builder.alloca(ir.ArrayType(mt, buf.size), name=buf.name)
             ptr.align = 64
+            ptr.type = PTR          # llvmlite types allocas as typed pointers
             self._memset(ptr, nbytes)
             self.pointers[buf] = ptr
             self.stmt(s.body)

@@ -16,6 +16,7 @@ from ..ir.visit import substitute, uses_var, walk
 from .intrinsics import intrinsic, math_call
 from .types import I32, I64, constant, lanes_of, memory_type, scalar_type
 
+MAX_STRIDE = 4
 _ICMP = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 
 
@@ -304,6 +305,9 @@ class ExprEmitter:
                            [ptr.type, I32, self.mask.type, vt], overload=[vt, ptr.type])
             return self.b.call(fn, [ptr, ir.Constant(I32, element_align(mt)), self.mask,
                                     ir.Constant(vt, None)])
+        if coeff is not None and 2 <= coeff <= MAX_STRIDE and self.mask is None \
+                and not self.guarded:
+            return self._strided_load(buf, base, coeff, n, mt)
         idx = self.index(flat)
         if self.mask is not None or self.guarded:
             idx = self.clamp(idx, buf.size)
@@ -313,6 +317,18 @@ class ExprEmitter:
             ptr = self.b.gep(self.ptr(buf), [i], source_etype=mt)
             out = self.b.insert_element(out, self.b.load(ptr, typ=mt), ir.Constant(I32, k))
         return out
+
+
+    def _strided_load(self, buf, base, stride: int, n: int, mt):
+        """Lanes base, base+stride, ...: one contiguous load of exactly the span, shuffled."""
+        saved, self.vec = self.vec, None
+        start = self.index(base)
+        self.vec = saved
+        span = (n - 1) * stride + 1
+        ptr = self.b.gep(self.ptr(buf), [start], source_etype=mt)
+        wide = self.b.load(ptr, typ=ir.VectorType(mt, span), align=element_align(mt))
+        lanes = ir.Constant(ir.VectorType(I32, n), [ir.Constant(I32, k * stride) for k in range(n)])
+        return self.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), lanes)
 
 
 def wide_bits(t) -> int:

@@ -21,7 +21,7 @@ def _suffix(t: ir.Type) -> str:
         return f"v{t.count}{_suffix(t.element)}"
     if isinstance(t, ir.IntType):
         return f"i{t.width}"
-    return {"half": "f16", "float": "f32", "double": "f64"}[str(t)]
+    return {"half": "f16", "float": "f32", "double": "f64", "ptr": "p0"}[str(t)]
 
 
 def intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list, overload=None):

@@ -65,6 +65,9 @@ def _check(cfg: Config, sh: Conv2dShape):
         raise ShapeError(f"conv2d batch/channels/filters must be multiples of batch "
                          f"{cfg.batch}/block_in {cfg.block_in}/block_out {cfg.block_out}, not "
                          f"{sh.batch}/{sh.channels}/{sh.filters}")
+    if sh.pad >= sh.kernel and sh.pad:
+        raise ShapeError(f"conv2d pad must be less than the kernel size {sh.kernel} (a window "
+                         f"must not be all padding), not {sh.pad}")
     if min(sh.out_hw) <= 0 or sh.stride <= 0 or sh.pad < 0:
         raise ShapeError(f"conv2d output must be non-empty, not {sh.out_hw} for {sh}")
 

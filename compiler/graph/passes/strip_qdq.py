@@ -5,7 +5,9 @@ DequantizeLinear on int8 weight constants, which constant folding has already tu
 float weights). Each activation pair says which real range the model was calibrated for:
 [(qmin - zp) * scale, (qmax - zp) * scale]. This pass records max(|lo|, |hi|) per value in
 `graph.meta["activation_ranges"]` (read by the quantize pass) and reconnects the consumers
-to the float value, leaving a float graph."""
+to the float value, leaving a float graph. A pair whose range starts at exactly 0 also
+saturates: onnxruntime removes a ReLU / Clip(0, 6) before such a pair, so it becomes
+`clip(0, hi)` to keep the model's meaning."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +16,11 @@ from ..ir import Graph, Node
 from .rewrite import PassContext, Rewriter, single_consumer
 
 
-def _range_of(node: Node) -> float:
+def _bounds(node: Node) -> tuple[float, float]:
     scale = np.asarray(node.attr("scale"), np.float64)
     zp = np.asarray(node.attr("zero_point")).astype(np.float64)
     info = np.iinfo(node.attr("dtype", "int8"))
-    lo, hi = (info.min - zp) * scale, (info.max - zp) * scale
-    return float(np.max(np.maximum(np.abs(lo), np.abs(hi))))
+    return float(np.min((info.min - zp) * scale)), float(np.max((info.max - zp) * scale))
 
 
 def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
@@ -33,8 +34,11 @@ def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
             users = graph.consumers(node.outputs[0])
             if users and all(u.op == "dequantize" for u in users) and \
                     node.outputs[0] not in graph.outputs:
+                lo, hi = _bounds(node)
                 source = rw.value(node.inputs[0])
-                ranges[source] = max(ranges.get(source, 0.0), _range_of(node))
+                if lo == 0.0:  # the pair saturates at 0: a ReLU/ReLU6 the quantiser removed
+                    source = rw.op("clip", source, name=f"{node.name}_clip", lo=0.0, hi=hi)
+                ranges[source] = max(ranges.get(source, 0.0), abs(lo), abs(hi))
                 for user in users:
                     rw.alias(user.outputs[0], source)
                     dropped.add(user.name)
