@@ -94,3 +94,30 @@ class Program:
 def _with_dram(insn: MemInsn, dram_base: int) -> MemInsn:
     import dataclasses
     return dataclasses.replace(insn, dram_base=dram_base)
+
+
+def run_on_device(program: Program, device, inputs: dict) -> dict:
+    """Run ``program`` on any runtime Device (fsim, rtl, board): place buffers, run, read."""
+    from vtalab.spec.isa import INSN_BYTES
+    cfg = program.cfg
+    align = max([ALIGN] + [cfg.entry_bytes(b) for b in ("inp", "wgt", "acc", "out")])
+    bufs, bases = {}, {}
+    try:
+        for b in program.params:
+            bufs[b.name] = device.alloc(max(b.size * b.dtype.bits // 8, 1), align)
+            if b.name in inputs:
+                arr = np.ascontiguousarray(inputs[b.name], dtype=b.dtype.numpy)
+                device.copy_in(bufs[b.name], arr.astype(arr.dtype.newbyteorder("<")).view(np.uint8))
+        bufs[UOP_SYMBOL] = device.alloc(max(len(program.uop_words) * UOP_BYTES, 4), align)
+        if len(program.uop_words):
+            device.copy_in(bufs[UOP_SYMBOL], program.uop_words.astype("<u4").view(np.uint8))
+        bases = {name: buf.addr for name, buf in bufs.items()}
+        code = Isa(cfg).encode_program(program.instructions(bases))
+        bufs["__insn__"] = device.alloc(len(code), INSN_BYTES)
+        device.copy_in(bufs["__insn__"], np.frombuffer(code, np.uint8))
+        program.counters = device.run(bufs["__insn__"].addr, len(code) // INSN_BYTES)
+        return {b.name: device.copy_out(bufs[b.name], b.dtype.numpy, b.shape)
+                for b in program.outputs}
+    finally:
+        for buf in bufs.values():
+            device.free(buf)

@@ -62,3 +62,22 @@ def test_bad_shapes_and_knobs():
         dense(cfg, 1, 20, 16)
     with pytest.raises(ScheduleError, match="tile_n must divide"):
         dense(cfg, 1, 16, 48, knobs=DenseKnobs(tile_n=2))
+
+
+def test_runs_through_runtime_device():
+    from vtalab.runtime.device import open_device
+    from vtalab.compiler.vta.program import run_on_device
+    cfg = preset("tiny")
+    rq = Requant(shift=4)
+    sch, args = dense(cfg, 2, 16, 16, rq, DenseKnobs(tile_n=1, vthreads=2))
+    prog = build(sch, cfg, args)
+    rng = np.random.default_rng(3)
+    ins = {"data": rng.integers(-128, 128, args[0].shape).astype(np.int8),
+           "weight": rng.integers(-128, 128, args[1].shape).astype(np.int8),
+           "bias": rng.integers(-999, 999, args[2].shape).astype(np.int32)}
+    dev = open_device("fsim", cfg)
+    try:
+        out = run_on_device(prog, dev, ins)["out"]
+    finally:
+        dev.close()
+    np.testing.assert_array_equal(out, dense_reference(ins["data"], ins["weight"], ins["bias"], rq))
