@@ -94,9 +94,78 @@ def matmul(a, b, target=None) -> np.ndarray:
     return out
 
 
-def pack_dense_weight(w, target=None) -> np.ndarray:
-    """ONNX/PyTorch dense weight [N, K] -> the [K, N] layout the dense kernel reads."""
-    return transpose(w, (1, 0), target=target)
+def dense_block(N: int, target=None) -> int:
+    """Output features per packed weight block (a divisor of N that fills vectors)."""
+    return pick_lanes(N, vector_lanes(target))
+
+
+def pack_dense_weight(w, block: int | None = None, target=None) -> np.ndarray:
+    """ONNX/PyTorch weight w[N, K] -> blocks [N/nb, K, nb]: every output tile reads one
+    contiguous stream (done once, at compile time, for constant weights)."""
+    w = as_array(w, name="w")
+    N, K = w.shape
+    nb = block or dense_block(N, target)
+    return transpose(w.reshape(N // nb, nb, K), (0, 2, 1), target=target)
+
+
+def dense_compute(x, wp, bias=None, relu=False):
+    M, K = x.shape
+    NO, K2, nb = wp.shape
+    if K2 != K:
+        raise ShapeError(f"dense weight must have {K} input features, not {K2}")
+    acc = _acc(x.dtype)
+    k = te.reduce_axis(K, "k")
+
+    def body(m, no, ni):
+        a, b = x[m, k], wp[no, k, ni]
+        if str(x.dtype) != acc:
+            a, b = a.astype(acc), b.astype(acc)
+        return te.sum(a * b, axis=k)
+    mm = te.compute((M, NO, nb), body, name="dense")
+    if bias is None and not relu:
+        return mm, mm
+
+    def epi(m, no, ni):
+        v = mm[m, no, ni] + bias[no * nb + ni] if bias is not None else mm[m, no, ni]
+        return te.max(v, te.cast(v.dtype, 0)) if relu else v
+    return mm, te.compute((M, NO, nb), epi, name="dense_out")
+
+
+def schedule_dense(s, mm, out, target=None):
+    local = s.cache_write(mm, "local")
+    if out is not mm:
+        s[mm].compute_inline()
+    st = s[out]
+    m, no, ni = st.leaf_iter_vars
+    nvec = -(-ni.extent // vector_lanes(target, local.dtype))
+    mo, mi = st.split(m, pick_factor(m.extent, max(1, 12 // nvec)))
+    st.reorder(no, mo, mi, ni)
+    st.unroll(mi)
+    st.vectorize(ni)
+    fused = st.fuse(no, mo)
+    if fused.extent > 1:
+        st.parallel(fused)
+    ls = s[local]
+    lm, lno, lni, k = ls.leaf_iter_vars
+    ls.reorder(lno, k, lm, lni)
+    ls.compute_at(st, fused)
+    ls.unroll(lm)
+    ls.vectorize(lni)
+
+
+def dense_kernel(M, K, N, block, dtype="float32", bias=False, relu=False, target=None):
+    """Compiled kernel (x[M,K], wp[N/nb,K,nb][, bias[N]], out[M,N/nb,nb])."""
+    key = ("dense", M, K, N, block, str(dtype), bias, relu)
+
+    def make():
+        x = te.placeholder((M, K), dtype, "x")
+        wp = te.placeholder((N // block, K, block), dtype, "w")
+        bb = te.placeholder((N,), _acc(dtype), "bias") if bias else None
+        mm, out = dense_compute(x, wp, bb, relu)
+        s = te.create_schedule(out)
+        schedule_dense(s, mm, out, target)
+        return s, [x, wp] + ([bb] if bias else []) + [out], "dense"
+    return compiled(key, make, target)
 
 
 def dense(x, w, bias=None, relu=False, packed=None, target=None) -> np.ndarray:
@@ -104,13 +173,12 @@ def dense(x, w, bias=None, relu=False, packed=None, target=None) -> np.ndarray:
     x = as_array(x, name="x")
     if x.ndim != 2:
         raise ShapeError(f"dense input must be 2-D, not {x.shape}")
-    wp = packed if packed is not None else pack_dense_weight(as_array(w, x.dtype, "w"), target)
+    wp = packed if packed is not None else pack_dense_weight(as_array(w, x.dtype, "w"),
+                                                             target=target)
     M, K = x.shape
-    if wp.shape[0] != K:
-        raise ShapeError(f"dense weight must have {K} input features, not {wp.shape[0]}")
-    N = wp.shape[1]
-    k = matmul_kernel(M, K, N, x.dtype.name, bias is not None, relu, target)
-    out = np.empty((M, N), _acc(x.dtype.name))
+    NO, K2, nb = wp.shape
+    k = dense_kernel(M, K2, NO * nb, nb, x.dtype.name, bias is not None, relu, target)
+    out = np.empty((M, NO, nb), _acc(x.dtype.name))
     extra = [as_array(bias, out.dtype, "bias")] if bias is not None else []
     k(x, wp, *extra, out)
-    return out
+    return out.reshape(M, NO * nb)

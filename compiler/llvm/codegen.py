@@ -44,6 +44,7 @@ class FunctionEmitter(ExprEmitter):
 
     def finish(self) -> None:
         self.b.ret_void()
+        self.alloca_builder.position_at_end(self.fn.blocks[0])
         self.alloca_builder.branch(self.fn.blocks[1])
 
     # ---- statements -------------------------------------------------------------------

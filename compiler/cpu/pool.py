@@ -1,0 +1,171 @@
+"""Pooling on the CPU: max / average (NCHW, any kernel, stride, padding), global pooling.
+
+Windowed pools pad once (with -inf for max), then each output row tile reduces over the
+window in vector registers (strided rows become one wide load + shuffle). Global pools
+reduce each channel with ``lanes`` partial sums in a vector, then fold the lanes.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import te
+from ..errors import ShapeError
+from .common import as_array, compiled, pair, padding4, pick_lanes, vector_lanes
+from .conv import out_size, pad_nchw
+
+
+def pool2d_compute(x, kind, kernel, stride, pads, dilation=(1, 1), count_include_pad=False):
+    N, C, H, W = x.shape
+    (KH, KW), (sh, sw), (dh, dw) = kernel, stride, dilation
+    OH = out_size(H, KH, sh, dh, pads[0], pads[2])
+    OW = out_size(W, KW, sw, dw, pads[1], pads[3])
+    low = x.dtype.min_value if kind == "max" else 0
+    xp = pad_nchw(x, pads, low, name="xpad") if any(pads) else x
+    kh, kw = te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
+    reduce = te.max if kind == "max" else te.sum
+
+    def body(n, c, oh, ow):
+        return reduce(xp[n, c, oh * sh + kh * dh, ow * sw + kw * dw], axis=[kh, kw])
+    pooled = te.compute((N, C, OH, OW), body, name="pool")
+    if kind == "max":
+        return xp, pooled, pooled
+    if count_include_pad or not any(pads):
+        return xp, pooled, te.compute(pooled.shape, lambda *i: pooled[i] / float(KH * KW),
+                                      name="avg")
+
+    def count(o, s, k, before, size):
+        lo = te.max(o * s - before, 0)
+        hi = te.min(o * s - before + k, size)
+        return hi - lo
+
+    def avg(n, c, oh, ow):
+        cnt = count(oh, sh, KH, pads[0], H) * count(ow, sw, KW, pads[1], W)
+        return pooled[n, c, oh, ow] / cnt.astype("float32")
+    return xp, pooled, te.compute(pooled.shape, avg, name="avg")
+
+
+def schedule_pool2d(s, xp, pooled, out, target=None):
+    if xp.op is not out.op and hasattr(xp.op, "axes"):
+        st = s[xp]
+        n, c, h, w = st.leaf_iter_vars
+        st.parallel(st.fuse(st.fuse(n, c), h))
+    local = s.cache_write(pooled, "local")
+    if out is not pooled:
+        s[pooled].compute_inline()
+    st = s[out]
+    n, c, oh, ow = st.leaf_iter_vars
+    owo, owi = st.split(ow, pick_lanes(ow.extent, vector_lanes(target, local.dtype)))
+    st.vectorize(owi)
+    st.parallel(st.fuse(st.fuse(n, c), oh))
+    ls = s[local]
+    ln, lc, loh, low, kh, kw = ls.leaf_iter_vars
+    ls.reorder(ln, lc, loh, kh, kw, low)
+    ls.compute_at(st, owo)
+    ls.vectorize(low)
+    if kw.extent <= 11:
+        ls.unroll(kw)
+
+
+def _pool_kernel(kind, x_shape, dtype, kernel, stride, pads, dilation, include, target):
+    key = ("pool2d", kind, tuple(x_shape), dtype, kernel, stride, pads, dilation, include)
+
+    def make():
+        x = te.placeholder(x_shape, dtype, "x")
+        xp, pooled, out = pool2d_compute(x, kind, kernel, stride, pads, dilation, include)
+        s = te.create_schedule(out)
+        schedule_pool2d(s, xp, pooled, out, target)
+        return s, [x, out], f"{kind}_pool2d"
+    return compiled(key, make, target)
+
+
+def _pool(kind, x, kernel, stride, padding, dilation, include, target):
+    x = as_array(x, name="x")
+    if x.ndim != 4:
+        raise ShapeError(f"pool input must be NCHW (4-D), not {x.shape}")
+    if kind == "avg" and not x.dtype.name.startswith("float"):
+        raise ShapeError(f"avg_pool2d input must be float, not {x.dtype}")
+    kernel = pair(kernel, "kernel")
+    stride = pair(stride if stride is not None else kernel, "stride")
+    k = _pool_kernel(kind, x.shape, x.dtype.name, kernel, stride, padding4(padding),
+                     pair(dilation, "dilation"), include, target)
+    out = np.empty(k.plan.params[-1].shape, x.dtype)
+    k(x, out)
+    return out
+
+
+def max_pool2d(x, kernel, stride=None, padding=0, dilation=1, target=None) -> np.ndarray:
+    return _pool("max", x, kernel, stride, padding, dilation, True, target)
+
+
+def avg_pool2d(x, kernel, stride=None, padding=0, count_include_pad=False,
+               target=None) -> np.ndarray:
+    return _pool("avg", x, kernel, stride, padding, 1, count_include_pad, target)
+
+
+# ---- global pooling --------------------------------------------------------------------
+
+def lane_reduce(x3, kind: str, lanes: int, name: str):
+    """(partial[N, C, lanes], out[N, C]) reducing x3[N, C, L] over its last axis."""
+    N, C, L = x3.shape
+    steps = -(-L // lanes)
+    i = te.reduce_axis(steps, "i")
+    ident = x3.dtype.min_value if kind == "max" else 0
+    reduce = te.max if kind == "max" else te.sum
+
+    def part(n, c, j):
+        pos = i * lanes + j
+        v = x3[n, c, pos] if L % lanes == 0 else te.select(
+            pos < L, x3[n, c, te.min(pos, L - 1)], te.cast(x3.dtype, ident))
+        return reduce(v, axis=i)
+    partial = te.compute((N, C, lanes), part, name=f"{name}_part")
+    j = te.reduce_axis(lanes, "j")
+    total = te.compute((N, C), lambda n, c: reduce(partial[n, c, j], axis=j), name=name)
+    return partial, total
+
+
+def global_pool_kernel(kind, shape, dtype, target=None):
+    key = ("global_pool", kind, tuple(shape), dtype)
+
+    def make():
+        N, C, H, W = shape
+        x = te.placeholder((N, C, H * W), dtype, "x")
+        lanes = min(vector_lanes(target, dtype), H * W)
+        partial, total = lane_reduce(x, kind, lanes, "gpool")
+        out = total if kind == "max" else te.compute(
+            (N, C), lambda n, c: total[n, c] * (1.0 / (H * W)), name="gavg")
+        s = te.create_schedule(out)
+        st = s[out]
+        n, c = st.leaf_iter_vars[:2]
+        fused = st.fuse(n, c)
+        if fused.extent > 1:
+            st.parallel(fused)
+        for t in ([partial, total] if out is not total else [partial]):
+            s[t].compute_at(st, fused)
+        ps = s[partial]
+        pn, pc, pj, pi = ps.leaf_iter_vars
+        ps.reorder(pn, pc, pi, pj)
+        ps.vectorize(pj)
+        return s, [x, out], f"global_{kind}_pool"
+    return compiled(key, make, target)
+
+
+def global_avg_pool(x, target=None) -> np.ndarray:
+    """[N, C, H, W] -> [N, C, 1, 1] mean over H, W."""
+    return _global("avg", x, target)
+
+
+def global_max_pool(x, target=None) -> np.ndarray:
+    return _global("max", x, target)
+
+
+def _global(kind, x, target):
+    x = as_array(x, name="x")
+    if x.ndim != 4:
+        raise ShapeError(f"global pool input must be NCHW (4-D), not {x.shape}")
+    if kind == "avg" and not x.dtype.name.startswith("float"):
+        raise ShapeError(f"global_avg_pool input must be float, not {x.dtype}")
+    N, C, H, W = x.shape
+    k = global_pool_kernel(kind, x.shape, x.dtype.name, target)
+    out = np.empty((N, C), x.dtype)
+    k(x.reshape(N, C, H * W), out)
+    return out.reshape(N, C, 1, 1)
