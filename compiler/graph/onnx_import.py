@@ -173,6 +173,9 @@ def load_onnx(source, input_shapes: Mapping | None = None, name: str | None = No
                                      f"{sorted(CONVERTERS)}, not {node.op_type!r}")
         convert(ctx, node, label)
     builder.set_outputs([ctx.value(o.name) for o in g.output])
+    used = {v for n in builder.nodes for v in n.inputs} | set(builder.outputs)
+    for value in [v for v in builder.constants if v not in used]:  # e.g. a Gemm's B^T
+        del builder.constants[value], builder.types[value]
     graph = builder.build()
     verify(graph)
     return graph
