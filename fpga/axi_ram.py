@@ -1,0 +1,118 @@
+"""On-chip DRAM for boards without a DDR port: an AXI4 slave on one block RAM, plus a host port.
+
+The core's AXI master (INCR bursts of full beats) reads and writes it at one beat per
+cycle; the host bridge reads and writes 32-bit words through ``host`` when the AXI side is
+idle. Byte addresses wrap modulo the size: the driver keeps every buffer inside it.
+One read and one write port in total, so it maps to simple dual-port block RAM.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.lib import memory, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.hw.interfaces import AxiSignature
+
+from .errors import FpgaError
+
+
+class HostPortSignature(wiring.Signature):
+    """32-bit word access from the initiator's side: hold ``valid`` until ``done``."""
+
+    def __init__(self):
+        super().__init__({
+            "valid": Out(1), "write": Out(1), "addr": Out(32), "wdata": Out(32),
+            "done": In(1), "rdata": In(32),
+        })
+
+
+class AxiRam(wiring.Component):
+    def __init__(self, bus_bits: int, nbytes: int):
+        words = nbytes * 8 // bus_bits
+        if words < 2 or words & (words - 1):
+            raise FpgaError(f"on-chip DRAM size must be a power-of-two number of "
+                            f"{bus_bits // 8}-byte words, not {nbytes} bytes")
+        self.bus_bits, self.nbytes, self.words = bus_bits, nbytes, words
+        self.lane_bits = (bus_bits // 8).bit_length() - 1      # byte offset bits in a word
+        self.index_bits = words.bit_length() - 1
+        super().__init__({"axi": In(AxiSignature(bus_bits)), "host": In(HostPortSignature())})
+
+    def _index(self, byte_addr):
+        return byte_addr[self.lane_bits:self.lane_bits + self.index_bits]
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.mem = mem = memory.Memory(shape=unsigned(self.bus_bits), depth=self.words,
+                                               init=[])
+        rport = mem.read_port()
+        wport = mem.write_port(granularity=8)
+        host_read_done = self._read_side(m, rport)
+        host_write_done = self._write_side(m, wport)
+        m.d.comb += self.host.done.eq(host_read_done | host_write_done)
+        return m
+
+    def _read_side(self, m, rport):
+        axi, host = self.axi, self.host
+        active, pending, last_pending = Signal(), Signal(), Signal()
+        addr, left = Signal(self.index_bits), Signal(8)
+        advance = ~pending | axi.rready
+        m.d.comb += [axi.arready.eq(~active & ~pending), axi.rvalid.eq(pending),
+                     axi.rdata.eq(rport.data), axi.rlast.eq(last_pending), axi.rresp.eq(0)]
+        with m.If(axi.arvalid & axi.arready):
+            m.d.sync += [active.eq(1), addr.eq(self._index(axi.araddr)), left.eq(axi.arlen)]
+        with m.If(advance):
+            m.d.sync += [pending.eq(active), last_pending.eq(active & (left == 0))]
+            with m.If(active):
+                m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
+                with m.If(left == 0):
+                    m.d.sync += active.eq(0)
+        # Host reads use the port while no burst runs; data is there one cycle later.
+        host_wait, lane = Signal(), Signal(max(1, self.lane_bits - 2))
+        free = ~active & ~pending & ~axi.arvalid
+        start = host.valid & ~host.write & free & ~host_wait
+        m.d.comb += [rport.en.eq(advance | start),
+                     rport.addr.eq(Mux(active, addr, self._index(host.addr)))]
+        m.d.sync += host_wait.eq(start)
+        with m.If(start):
+            m.d.sync += lane.eq(host.addr[2:self.lane_bits])
+        words = [rport.data[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
+        m.d.comb += host.rdata.eq(_select(words, lane))
+        return host_wait
+
+    def _write_side(self, m, wport):
+        axi, host = self.axi, self.host
+        active, bpending = Signal(), Signal()
+        addr = Signal(self.index_bits)
+        m.d.comb += [axi.awready.eq(~active & ~bpending), axi.wready.eq(active),
+                     axi.bvalid.eq(bpending), axi.bresp.eq(0)]
+        with m.If(axi.awvalid & axi.awready):
+            m.d.sync += [active.eq(1), addr.eq(self._index(axi.awaddr))]
+        with m.If(axi.wvalid & axi.wready):
+            m.d.sync += addr.eq(addr + 1)
+            with m.If(axi.wlast):
+                m.d.sync += [active.eq(0), bpending.eq(1)]
+        with m.If(axi.bvalid & axi.bready):
+            m.d.sync += bpending.eq(0)
+        host_write = host.valid & host.write & ~active & ~axi.awvalid
+        lanes = self.bus_bits // 32
+        host_strb = Signal(self.bus_bits // 8)
+        for k in range(lanes):
+            hit = host.addr[2:self.lane_bits] == k if lanes > 1 else 1
+            m.d.comb += host_strb[4 * k:4 * (k + 1)].eq(Mux(hit, 0b1111, 0))
+        m.d.comb += [
+            wport.addr.eq(Mux(active, addr, self._index(host.addr))),
+            wport.data.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
+            wport.en.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0),
+                            Mux(host_write, host_strb, 0))),
+        ]
+        return host_write
+
+
+def _replicate(word, count):
+    from amaranth.hdl import Cat
+    return Cat(*([word] * count))
+
+
+def _select(words, index):
+    from amaranth.hdl import Array
+    return Array(words)[index] if len(words) > 1 else words[0]

