@@ -239,14 +239,14 @@ PROGRAMS = {"save_load": save_load, "padded_load": padded_load, "gemm_requant": 
 
 
 def perf_program(cfg, op: str, uops: int, iters: int) -> Program:
-    """One GEMM or ALU instruction of ``uops * iters`` micro-ops (distinct rows), FINISH."""
+    """One GEMM or ALU instruction of ``uops * iters`` micro-ops over ``uops`` rows, FINISH."""
     p = Program(cfg, seed=6)
     p.put_uops([(k, k, 0) for k in range(uops)])
     p.load(Mem.UOP, sram_base=0, dram_base=p.base("uop"), x_size=uops)
     if op == "gemm":
-        p.compute(GemmInsn(uop_bgn=0, uop_end=uops, iter_out=iters, dst_factor_out=uops))
+        p.compute(GemmInsn(uop_bgn=0, uop_end=uops, iter_out=iters))
     else:
         p.compute(AluInsn(alu_op=AluOp.ADD, use_imm=True, imm=1, uop_bgn=0, uop_end=uops,
-                          iter_out=iters, dst_factor_out=uops, src_factor_out=uops))
+                          iter_out=iters))
     p.finish()
     return p
