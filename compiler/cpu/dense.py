@@ -88,6 +88,8 @@ def matmul(a, b, target=None) -> np.ndarray:
     b = as_array(b, a.dtype, "b")
     if a.ndim != 2 or b.ndim != 2:
         raise ShapeError(f"matmul operands must be 2-D, not {a.shape} and {b.shape}")
+    if a.shape[1] != b.shape[0]:
+        raise ShapeError(f"matmul inner dimensions must match, not {a.shape} @ {b.shape}")
     k = matmul_kernel(a.shape[0], a.shape[1], b.shape[1], a.dtype.name, target=target)
     out = np.empty((a.shape[0], b.shape[1]), _acc(a.dtype.name))
     k(a, b, out)
