@@ -1,7 +1,8 @@
 """Independent int8 reference interpreter of a quantised graph.
 
 Integer ops are evaluated exactly as the accelerator computes them: int8 x int8 products
-accumulated in int64 and wrapped to int32 (two's complement), wrapping int32 adds,
+accumulated exactly (int64, or float64 BLAS where every partial sum is an integer below
+2**53) and wrapped to int32 (two's complement), wrapping int32 adds,
 arithmetic shifts (a negative amount shifts left), clips, and narrowing casts that keep the
 low bits. Its integer kernels share no code with the float interpreter, so the accelerator's
 results (and the compiler's rewrites) can be checked against it bit for bit. Float ops
@@ -19,8 +20,9 @@ from .layout import pack_array, unpack_array
 
 
 def wrap32(values: np.ndarray) -> np.ndarray:
-    """Two's-complement wrap of int64 values to int32."""
-    return np.asarray(values, np.int64).astype(np.int32)
+    """Two's-complement wrap of integer values (int64, or exact integers in float64) to
+    int32."""
+    return np.asarray(values).astype(np.int64).astype(np.int32)
 
 
 def _int_windows(x, kernel, strides, dilations, pads, fill):
@@ -33,12 +35,20 @@ def _int_windows(x, kernel, strides, dilations, pads, fill):
     return view[:, :, :ho * sh:sh, :wo * sw:sw, ::dh, ::dw]
 
 
+def _exact_dtype(x: np.ndarray, w: np.ndarray, terms: int):
+    """float64 when every partial sum is an integer below 2**53 (so BLAS is exact), else
+    int64. int8 x int8 products are at most 2**14: float64 is exact up to 2**39 terms."""
+    bound = float(np.abs(x).max(initial=0)) * float(np.abs(w).max(initial=0)) * terms
+    return np.float64 if bound < 2.0 ** 53 else np.int64
+
+
 def int_conv2d(x: np.ndarray, w: np.ndarray, strides, pads, dilations, groups) -> np.ndarray:
     """NCHW int8 convolution with OIHW int8 weights -> int32 (wrapping)."""
-    cols = _int_windows(x.astype(np.int64), w.shape[2:], strides, dilations, pads, 0)
+    dtype = _exact_dtype(x, w, int(np.prod(w.shape[1:])))
+    cols = _int_windows(x.astype(dtype), w.shape[2:], strides, dilations, pads, 0)
     n, c, ho, wo, kh, kw = cols.shape
     o, cg = w.shape[:2]
-    w64 = w.astype(np.int64)
+    w64 = w.astype(dtype)
     if groups == 1:
         acc = np.tensordot(cols, w64, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
     else:
@@ -49,7 +59,8 @@ def int_conv2d(x: np.ndarray, w: np.ndarray, strides, pads, dilations, groups) -
 
 
 def int_dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    return wrap32(x.astype(np.int64) @ w.astype(np.int64).T)
+    dtype = _exact_dtype(x, w, x.shape[-1])
+    return wrap32(x.astype(dtype) @ w.astype(dtype).T)
 
 
 def shift_right(x: np.ndarray, amount) -> np.ndarray:

@@ -64,11 +64,18 @@ def test_constant_folding_size_guard_and_dead_code():
     np.testing.assert_array_equal(run(folded, x0)[folded.outputs[0]], x0 * 2)
 
 
-def test_int8_result_bit_exact_through_every_later_pass(resnet_stages):
+def test_int8_result_bit_exact_through_every_later_pass(resnet_stages, mobilenet_model):
     x = rand(IMAGE, 11)
-    reference = run_int8(resnet_stages["quantize"], x)
+    _check_bit_exact(resnet_stages, x)
+    mobile = compiled(mobilenet_model, IMAGE, per_channel=True)
+    assert mobile["fuse"].op_counts()["qconv2d"] == 6   # depthwise, fused on the CPU
+    _check_bit_exact(mobile, x)
+
+
+def _check_bit_exact(stages, x):
+    reference = run_int8(stages["quantize"], x)
     for name in ("partition", "pack_layout", "fuse", "dead_code_final", "plan_memory"):
-        graph = resnet_stages[name]
+        graph = stages[name]
         out = run_int8(graph, x)[graph.outputs[0]]
         assert np.array_equal(out, reference[graph.outputs[0]]), name
 
