@@ -46,7 +46,7 @@ struct Harness {
     bool r_valid = false, b_valid = false;
     uint64_t prev_ar[4] = {}, prev_aw[4] = {};
     bool prev_ar_wait = false, prev_aw_wait = false, prev_w_wait = false;
-    std::vector<uint8_t> prev_w;
+    uint8_t prev_w[VT_BUS_BYTES + 8] = {};
     std::string error;
     // timeline: busy edges per module (load, compute, store)
     bool timeline = false, was_busy[3] = {}, was_waiting[3] = {};
@@ -56,7 +56,7 @@ struct Harness {
     VerilatedFstC* tfp = nullptr;
 #endif
 
-    Harness(uint64_t bytes, uint64_t seed) : dram(bytes, 0), prev_w(VT_BUS_BYTES + 8, 0) {
+    Harness(uint64_t bytes, uint64_t seed) : dram(bytes, 0) {
 #if VM_TRACE
         ctx.traceEverOn(true);
 #endif
@@ -148,12 +148,13 @@ struct Harness {
         check_stable("aw", false, prev_aw_wait, awv, !memcmp(aw, prev_aw, sizeof aw));
         prev_aw_wait = awv && !awr; memcpy(prev_aw, aw, sizeof aw);
         bool wv = top->VT_AXI(wvalid), wr = top->VT_AXI(wready);
-        std::vector<uint8_t> w(VT_BUS_BYTES + 8, 0);
-        get_bus(top->VT_AXI(wdata), w.data());
+        uint8_t w[VT_BUS_BYTES + 8];
+        get_bus(top->VT_AXI(wdata), w);
         uint64_t strb = as_u64(top->VT_AXI(wstrb));
         memcpy(&w[VT_BUS_BYTES], &strb, 8);
-        check_stable("w", false, prev_w_wait, wv, w == prev_w);
-        prev_w_wait = wv && !wr; prev_w.swap(w);
+        check_stable("w", false, prev_w_wait, wv, !memcmp(w, prev_w, sizeof w));
+        prev_w_wait = wv && !wr;
+        memcpy(prev_w, w, sizeof w);
         if (wv && wr) write_beat(strb, top->VT_AXI(wlast));
         if (awv && awr && check_burst("write", aw[0], aw[1], aw[2], aw[3]))
             writes.push_back({aw[0], (uint32_t)aw[1] + 1, 0});
@@ -168,7 +169,7 @@ struct Harness {
 
     void write_beat(uint64_t strb, bool last) {
         Burst& b = writes.front();
-        const uint8_t* data = prev_w.data();
+        const uint8_t* data = prev_w;
         for (unsigned lane = 0; lane < VT_BUS_BYTES; ++lane)
             if (strb >> lane & 1) dram[b.addr + lane] = data[lane];
         if (last != (b.beats == 1)) fail("WLAST must mark the last beat of each write burst");
