@@ -45,8 +45,9 @@ def symbol_name(name: str) -> str:
     return clean if clean and not clean[0].isdigit() else "k_" + clean
 
 
-def split_regions(func: PrimFunc):
-    """(workspaces, [(stmt, parallel loop or None)]) of ``func``'s body."""
+def split_regions(func: PrimFunc, merge: bool = True):
+    """(workspaces, [(stmt, parallel loop or None)]) of ``func``'s body; ``merge`` joins
+    runs of serial statements into one region."""
     body, workspaces = func.body, []
     while isinstance(body, Allocate):
         workspaces.append(body.buffer)
@@ -55,7 +56,7 @@ def split_regions(func: PrimFunc):
     out, pending = [], []
     for s in stmts:
         loop = _parallel_loop(s)
-        if loop is None:
+        if loop is None and merge:
             pending.append(s)
             continue
         if pending:
