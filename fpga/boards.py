@@ -7,8 +7,10 @@ ulx3s-85f`` synthesizes.
 Why these shapes:
 
 - **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
-  alone; 1x8x16 needs 128 and leaves 28 for the rest of the core. Buffers are cut to fit
-  the 208 DP16KD next to a 64 KiB on-chip DRAM.
+  alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
+  accumulator lane (batch x block_out lanes): 1x8x16 needs 128 + 16x3 = 176 (Yosys maps
+  177), 1x16x8 needs 128 + 8x3 = 152 and fits with the same 128 MACs/cycle. Buffers are
+  cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD: a 1x4x4 array with small buffers.
 - **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
   with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
@@ -49,7 +51,7 @@ class Board:
         return Config(**self.config, name=self.name)
 
 
-_ULX3S_CFG = dict(batch=1, block_in=8, block_out=16, uop_depth=2048, inp_depth=2048,
+_ULX3S_CFG = dict(batch=1, block_in=16, block_out=8, uop_depth=2048, inp_depth=2048,
                   wgt_depth=512, acc_depth=1024, out_depth=1024, bus_bits=64,
                   clock_mhz=100.0)
 _CRAB_CFG = dict(batch=1, block_in=4, block_out=4, uop_depth=1024, inp_depth=1024,
@@ -63,7 +65,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024,
-          notes="1x8x16: 128 GEMM multipliers fit the 156 MULT18X18D; 1x16x16 (256) does not"),
+          notes="1x16x8: 128 GEMM + 24 ALU multipliers fit the 156 MULT18X18D; 1x8x16 (176) and 1x16x16 (304) do not"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

@@ -98,17 +98,18 @@ def check_fits(cfg: Config, board: "Board | str") -> Estimate:
     """Raise ResourceError naming the resource and the numbers when ``cfg`` cannot fit."""
     board = get_board(board)
     est = estimate(cfg, board)
+    problems = []
     if est.bram > board.capacity["bram"]:
         parts = ", ".join(f"{k[5:]} {v}" for k, v in est.detail.items()
                           if k.startswith("bram_") and v)
-        raise ResourceError(
-            f"block RAMs for config {cfg.name} on {board.name} must be at most "
-            f"{board.capacity['bram']} ({board.part}), not {est.bram} ({parts}); "
-            f"reduce the buffer depths")
+        problems.append(f"block RAMs must be at most {board.capacity['bram']}, not {est.bram} "
+                        f"({parts}): reduce the buffer depths")
     if board.hard_dsp and est.dsp > board.capacity["dsp"]:
-        raise ResourceError(
-            f"multipliers (DSPs) for config {cfg.name} on {board.name} must be at most "
-            f"{board.capacity['dsp']} ({board.part}), not {est.dsp} (GEMM "
-            f"{cfg.batch}x{cfg.block_in}x{cfg.block_out} = {est.detail['dsp_gemm']}, ALU "
-            f"{est.detail['dsp_alu']}); use a smaller block shape")
+        problems.append(f"multipliers (DSPs) must be at most {board.capacity['dsp']}, not "
+                        f"{est.dsp} (GEMM {cfg.batch}x{cfg.block_in}x{cfg.block_out} = "
+                        f"{est.detail['dsp_gemm']}, ALU {est.detail['dsp_alu']}): use a "
+                        f"smaller block shape")
+    if problems:
+        raise ResourceError(f"config {cfg.name} does not fit {board.name} ({board.part}): "
+                            + "; ".join(problems))
     return est

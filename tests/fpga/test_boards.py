@@ -1,0 +1,80 @@
+"""Board presets, the resource estimate and the early "does not fit" check."""
+import pytest
+
+from vtalab.fpga import BOARDS, FpgaError, ResourceError, board_names, get_board
+from vtalab.fpga.pll import pll_params
+from vtalab.fpga.resources import bram_blocks, check_fits, estimate, multiplier_dsps
+from vtalab.spec import Config, load_config
+
+
+def test_every_board_registers_its_preset():
+    assert {"ulx3s-85f", "orangecrab-25f", "pynq-z1", "de10-nano"} <= set(board_names())
+    for name, board in BOARDS.items():
+        cfg = load_config(name)
+        assert cfg.name == name and cfg == board.cfg()
+
+
+def test_board_presets_fit_their_parts():
+    for board in BOARDS.values():
+        est = check_fits(board.cfg(), board)
+        assert est.bram <= board.capacity["bram"]
+        if board.hard_dsp:
+            assert est.dsp <= board.capacity["dsp"]
+
+
+def test_ulx3s_shape_is_the_one_that_fits_the_dsps():
+    board = get_board("ulx3s-85f")
+    cfg = board.cfg()
+    assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 8)
+    assert cfg.macs_per_cycle == 128
+    # Same MACs, transposed: 16 ALU lanes x 3 DSPs more than the 156 MULT18X18D.
+    wide_out = cfg.replace(block_in=8, block_out=16)
+    with pytest.raises(ResourceError, match=r"does not fit ulx3s-85f \(LFE5U-85F-6BG381C\): "
+                                            r"multipliers \(DSPs\) must be at most 156, not 176"):
+        check_fits(wide_out, board)
+
+
+def test_default_config_fails_early_naming_resource_and_numbers():
+    with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 306 .*; "
+                                            r"multipliers \(DSPs\) must be at most 156, "
+                                            r"not 304 \(GEMM 1x16x16 = 256, ALU 48\)"):
+        check_fits(Config(), "ulx3s-85f")
+    big = get_board("orangecrab-25f").cfg().replace(wgt_depth=8192)
+    with pytest.raises(ResourceError, match=r"block RAMs must be at most 56, not \d+ "
+                                            r"\(.*wgt \d+"):
+        check_fits(big, "orangecrab-25f")
+
+
+def test_vendor_boards_spill_multipliers_to_luts():
+    est = check_fits(Config(), "pynq-z1")       # 304 > 220 DSP48E1: Vivado uses LUTs
+    assert est.dsp > get_board("pynq-z1").capacity["dsp"]
+
+
+def test_block_ram_and_dsp_arithmetic():
+    assert bram_blocks(512, 1024) == 29          # 1024 x 18 aspect: ceil(512 / 18)
+    assert bram_blocks(1024, 512) == 29          # 512 x 36
+    assert bram_blocks(64, 8192) == 32           # 64 KiB
+    assert bram_blocks(32, 64) == 0              # distributed RAM
+    assert multiplier_dsps(8, 8, 16) == 1
+    assert multiplier_dsps(32, 32, 32) == 3      # the high x high part is above bit 32
+    assert multiplier_dsps(32, 32, 64) == 4
+    assert estimate(Config(), "ulx3s-85f").detail["bram_acc"] == 2 * bram_blocks(512, 2048)
+
+
+def test_unknown_board():
+    with pytest.raises(FpgaError, match=r"board must be one of \[.*'ulx3s-85f'.*\], not 'nope'"):
+        get_board("nope")
+    assert get_board("ULX3S_85F").name == "ulx3s-85f"
+
+
+@pytest.mark.parametrize("fin, fout", [(25, 100), (25, 75), (48, 75), (25, 125), (48, 50)])
+def test_pll_dividers_come_close_to_the_clock(fin, fout):
+    p = pll_params(fin, fout)
+    assert abs(p.out_mhz - fout) / fout < 0.03       # 48 -> 50 MHz: 51.2 is the closest
+    assert 400 <= p.vco_mhz <= 800
+    assert p.out_mhz == pytest.approx(fin / p.clki_div * p.clkfb_div)
+
+
+def test_pll_refuses_impossible_clock():
+    with pytest.raises(FpgaError, match="PLL output must be"):
+        pll_params(25, 1000)
