@@ -106,11 +106,21 @@ def _accel(node, x, w, bias=None, residual=None):
 
 
 def _max_pool(node, x):
-    pads = node.attr("pads", (0, 0, 0, 0))
-    if node.attr("ceil_mode", 0):
-        raise GraphError(f"ceil_mode of int8 max_pool {node.name!r} must be 0, not 1")
-    cols = _int_windows(x, node.attr("kernel"), node.attr("strides", (1, 1)),
-                        node.attr("dilations", (1, 1)), pads, np.iinfo(x.dtype).min)
+    """Max pooling over int8 (padding never wins: it is the dtype's minimum)."""
+    kernel, strides = node.attr("kernel"), node.attr("strides", (1, 1))
+    dilations = node.attr("dilations", (1, 1))
+    top, left, bottom, right = node.attr("pads", (0, 0, 0, 0))
+    if node.attr("ceil_mode", 0):  # extra rows/columns so the last partial window exists
+        for axis, (k, st, d) in enumerate(zip(kernel, strides, dilations)):
+            size = x.shape[2 + axis] + (top, left)[axis] + (bottom, right)[axis]
+            span = d * (k - 1) + 1
+            out = -(-(size - span) // st) + 1
+            if (out - 1) * st >= x.shape[2 + axis] + (top, left)[axis]:
+                out -= 1
+            extra = max(0, (out - 1) * st + span - size)
+            bottom, right = (bottom + extra, right) if axis == 0 else (bottom, right + extra)
+    cols = _int_windows(x, kernel, strides, dilations, (top, left, bottom, right),
+                        np.iinfo(x.dtype).min)
     return cols.max(axis=(4, 5))
 
 

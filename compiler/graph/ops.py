@@ -298,7 +298,19 @@ def _unpack(node, types):
 
 @register("accel_conv2d", "accel_dense", "qconv2d", "qdense")
 def _accel(node, types):
-    """Fused int8 operator: GEMM + bias + residual + shift + clip + narrow."""
+    """Fused int8 operator (the contract the accelerator lowering implements).
+
+    inputs: x int8, w int8 (packed for accel_*), [bias int32], [residual int8]
+            ("" marks an absent bias when a residual follows)
+    attrs:  conv2d's strides / pads (top, left, bottom, right) / dilations / groups,
+            layout ("packed" for accel_*), residual_shr, shift, lo, hi, out_dtype, fused
+            (names of the nodes it replaced)
+    value:  acc  = x * w                      int32, wrapping
+            acc += bias                       broadcast over the channel axis
+            acc += shr(int32(residual), residual_shr)   (negative amount: shift left)
+            acc  = shr(acc, shift)            arithmetic; scalar or per-channel array
+            out  = out_dtype(clip(acc, lo, hi))
+    Shift amounts seen in practice fit the ALU's signed 5-bit field (-16..15)."""
     base_op = node.op[len("accel_"):] if node.op.startswith("accel_") else node.op[1:]
     base = Node(node.name, base_op, node.inputs[:2], node.outputs,
                 {k: v for k, v in node.attrs.items() if k in

@@ -71,6 +71,7 @@ def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
                 if bias is not None:
                     folded = (w, b + bias)
             if folded is not None:
+                _carry_range(rw, node.outputs[0], user.outputs[0], folded[1] - b, w, folded[0])
                 wc = rw.const(folded[0].astype(np.float32), hint=f"{node.name}_w")
                 bc = rw.const(folded[1].astype(np.float32), hint=f"{node.name}_b")
                 rw.emit_node(node.op, [rw.value(node.inputs[0]), wc, bc], dict(node.attrs),
@@ -82,6 +83,19 @@ def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
             continue
         rw.keep(node)
     return rw.finish()
+
+
+def _carry_range(rw: Rewriter, before: str, after: str, shift, w_old, w_new) -> None:
+    """A QDQ range known for the conv output also bounds the folded output:
+    |y| <= max_c(|scale_c| * range + |shift_c|)."""
+    ranges = rw.b.meta.get("activation_ranges")
+    if not ranges or before not in ranges or after in ranges:
+        return
+    norm_old = np.abs(w_old.reshape(w_old.shape[0], -1)).sum(axis=1)
+    norm_new = np.abs(w_new.reshape(w_new.shape[0], -1)).sum(axis=1)
+    scale = np.divide(norm_new, norm_old, out=np.zeros_like(norm_new), where=norm_old > 0)
+    bound = float(np.max(scale * ranges[before] + np.abs(shift)))
+    rw.b.meta["activation_ranges"] = {**ranges, after: bound}
 
 
 def _as_affine(rw: Rewriter, node: Node, rank: int) -> None:

@@ -17,6 +17,7 @@ from .dead_code import eliminate_dead_code
 from .fold_batch_norm import fold_batch_norm
 from .fold_constants import fold_constants
 from .fuse import fuse
+from .lower_qlinear import lower_qlinear
 from .pack_layout import pack_layout
 from .partition import partition
 from .plan_memory import plan_memory
@@ -26,6 +27,7 @@ from .strip_qdq import strip_qdq
 
 PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     # canonicalise
+    ("lower_qlinear", lower_qlinear),        # QLinearConv/MatMul -> DQ, float op, Q
     ("fold_constants", fold_constants),      # also folds DequantizeLinear of int8 weights
     ("strip_qdq", strip_qdq),                # QDQ activation pairs -> ranges in meta
     ("fold_batch_norm", fold_batch_norm),    # BN and bias adds into conv/dense

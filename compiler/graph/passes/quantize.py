@@ -24,7 +24,7 @@ Ranges come from a calibration set (`ctx.calibration`) and/or the QDQ scales tha
 `strip_qdq` left in `graph.meta["activation_ranges"]` (those win)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,11 +43,11 @@ class Group:
     anchor: Node
     residual_add: Node | None = None
     residual: str | None = None
-    activation: Node | None = None
+    activations: list[Node] = field(default_factory=list)
 
     @property
     def last(self) -> Node:
-        return self.activation or self.residual_add or self.anchor
+        return (self.activations or [None])[-1] or self.residual_add or self.anchor
 
     @property
     def out(self) -> str:
@@ -55,7 +55,7 @@ class Group:
 
     @property
     def members(self) -> list[Node]:
-        return [n for n in (self.anchor, self.residual_add, self.activation) if n is not None]
+        return [n for n in (self.anchor, self.residual_add) if n is not None] + self.activations
 
 
 def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
@@ -75,19 +75,21 @@ def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
             group.residual_add, group.residual = user, other
             out = user.outputs[0]
             user = single_consumer(graph, out)
-    if user is not None and user.op in ("relu", "clip") and user.name not in taken:
-        group.activation = user
+    while user is not None and user.op in ("relu", "clip") and user.name not in taken:
+        group.activations.append(user)  # relu followed by a clip: one clip
+        user = single_consumer(graph, user.outputs[0])
     return group
 
 
-def _clip_bounds(node: Node | None, exponent: int) -> tuple[int, int]:
-    if node is None:
-        return -128, 127
-    if node.op == "relu":
-        return 0, 127
-    lo, hi = node.attr("lo"), node.attr("hi")
-    qlo = -128 if lo is None else int(np.clip(np.ceil(lo * 2.0 ** exponent), -128, 127))
-    qhi = 127 if hi is None else int(np.clip(np.floor(hi * 2.0 ** exponent), -128, 127))
+def _clip_bounds(nodes, exponent: int) -> tuple[int, int]:
+    """int8 bounds of a chain of relu / clip nodes at the given exponent (intersected)."""
+    qlo, qhi = -128, 127
+    for node in nodes:
+        lo, hi = (0.0, None) if node.op == "relu" else (node.attr("lo"), node.attr("hi"))
+        if lo is not None:
+            qlo = max(qlo, int(np.clip(np.ceil(lo * 2.0 ** exponent), -128, 127)))
+        if hi is not None:
+            qhi = min(qhi, int(np.clip(np.floor(hi * 2.0 ** exponent), -128, 127)))
     return qlo, qhi
 
 
@@ -124,6 +126,11 @@ class Quantizer:
         raise QuantizeError(f"activation range of value {candidates[0]!r} must come from a "
                             f"calibration set or the model's QDQ scales, not missing")
 
+    def has_ranges(self, group: Group) -> bool:
+        known = lambda v: v in self.qval or v in self.ranges
+        return known(group.anchor.inputs[0]) and known(group.out) and \
+            (group.residual is None or known(group.residual))
+
     def as_int8(self, value: str) -> tuple[str, int]:
         if value not in self.qval:
             e = self.exponent(value)
@@ -155,7 +162,12 @@ class Quantizer:
                 inside.update(n.name for n in group.members)
                 deferred[group.last.name] = group
             if node.name in deferred:
-                self.emit_group(deferred.pop(node.name))
+                group = deferred.pop(node.name)
+                if self.has_ranges(group):
+                    self.emit_group(group)
+                else:  # a QDQ/QOperator model left this group in float: so do we
+                    for member in group.members:
+                        self.emit_other(member)
             elif node.name not in inside:
                 self.emit_other(node)
         for value in self.graph.outputs:
@@ -171,7 +183,7 @@ class Quantizer:
             op = node.op
             if op in ("relu", "clip"):
                 op = "clip"
-                attrs = dict(zip(("lo", "hi"), _clip_bounds(node, e)))
+                attrs = dict(zip(("lo", "hi"), _clip_bounds([node], e)))
             if op == "pad":
                 attrs["value"] = 0
             out = self.rw.op(op, q, name=node.name, **attrs)
@@ -190,7 +202,7 @@ class Quantizer:
         w = self.graph.constants[anchor.inputs[1]]
         wq, ew = quantize_weights(w, self.ctx.per_channel)
         ea = ex + np.asarray(ew)
-        eo = self.exponent(group.out, *[n.outputs[0] for n in reversed(group.members)])
+        eo = self.exponent(group.out)
         attrs = {k: anchor.attrs[k] for k in _ANCHOR_ATTRS if k in anchor.attrs}
         acc = rw.op(anchor.op, xq, rw.const(wq, f"{anchor.name}_wq"), name=anchor.name, **attrs)
         shift = ea - eo
@@ -215,7 +227,7 @@ class Quantizer:
             acc = rw.op("add", acc, r32, name=group.residual_add.name)
         if np.any(shift != 0):
             acc = rw.op("shr", acc, name=f"{anchor.name}_shift", amount=_amount(shift, cshape))
-        lo, hi = _clip_bounds(group.activation, eo)
+        lo, hi = _clip_bounds(group.activations, eo)
         acc = rw.op("clip", acc, name=f"{group.last.name}_clip", lo=lo, hi=hi)
         out = rw.op("cast", acc, name=f"{group.out}_q", dtype="int8")
         self._set_int8(group.out, out, eo)
@@ -224,6 +236,22 @@ class Quantizer:
 def _amount(value, cshape):
     value = np.asarray(value)
     return int(value) if value.ndim == 0 else value.astype(np.int32).reshape(cshape)
+
+
+_RANGE_KEEPING = ("max_pool", "flatten", "reshape", "transpose", "pad", "identity")
+
+
+def propagate_ranges(graph: Graph, ranges: dict) -> dict:
+    """Fill missing ranges across ops that keep a tensor's range (max_pool, reshapes):
+    a QOperator model quantises the max_pool output, not the ReLU before it."""
+    ranges = dict(ranges)
+    for node in graph.nodes:  # forward: an output never exceeds these ops' input
+        if node.op in _RANGE_KEEPING + ("relu", "clip") and node.inputs[0] in ranges:
+            ranges.setdefault(node.outputs[0], ranges[node.inputs[0]])
+    for node in reversed(graph.nodes):
+        if node.op in _RANGE_KEEPING and node.outputs[0] in ranges:
+            ranges.setdefault(node.inputs[0], ranges[node.outputs[0]])
+    return ranges
 
 
 def quantize(graph: Graph, ctx: PassContext) -> Graph:
@@ -235,4 +263,4 @@ def quantize(graph: Graph, ctx: PassContext) -> Graph:
     if ctx.calibration is not None or not qdq:
         ranges.update(calibrate(graph, ctx.calibration))
     ranges.update(qdq)
-    return Quantizer(graph, ctx, ranges).run()
+    return Quantizer(graph, ctx, propagate_ranges(graph, ranges)).run()

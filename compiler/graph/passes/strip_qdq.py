@@ -7,7 +7,7 @@ float weights). Each activation pair says which real range the model was calibra
 `graph.meta["activation_ranges"]` (read by the quantize pass) and reconnects the consumers
 to the float value, leaving a float graph. A pair whose range starts at exactly 0 also
 saturates: onnxruntime removes a ReLU / Clip(0, 6) before such a pair, so it becomes
-`clip(0, hi)` to keep the model's meaning."""
+`clip(0, hi)` to keep the model's meaning (unless the value is already a ReLU's output)."""
 from __future__ import annotations
 
 import numpy as np
@@ -23,6 +23,17 @@ def _bounds(node: Node) -> tuple[float, float]:
     return float(np.min((info.min - zp) * scale)), float(np.max((info.max - zp) * scale))
 
 
+def _non_negative(rw: Rewriter, value: str) -> bool:
+    """Produced by a relu / clip(lo >= 0): the pair's lower bound adds nothing (its upper
+    bound is the int8 saturation the quantiser derives from the same range)."""
+    producers = {out: n for n in rw.b.nodes for out in n.outputs}
+    producer = producers.get(value)
+    while producer is not None and producer.op in ("max_pool", "flatten", "reshape"):
+        producer = producers.get(producer.inputs[0])
+    return producer is not None and (producer.op == "relu" or (
+        producer.op == "clip" and (producer.attr("lo") or -1) >= 0))
+
+
 def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
     ranges = dict(graph.meta.get("activation_ranges", {}))
     rw = Rewriter(graph)
@@ -36,9 +47,11 @@ def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
                     node.outputs[0] not in graph.outputs:
                 lo, hi = _bounds(node)
                 source = rw.value(node.inputs[0])
-                if lo == 0.0:  # the pair saturates at 0: a ReLU/ReLU6 the quantiser removed
-                    source = rw.op("clip", source, name=f"{node.name}_clip", lo=0.0, hi=hi)
                 ranges[source] = max(ranges.get(source, 0.0), abs(lo), abs(hi))
+                if lo == 0.0 and not _non_negative(rw, source):
+                    # the pair saturates at 0: a ReLU / ReLU6 the quantiser removed
+                    source = rw.op("clip", source, name=f"{node.name}_clip", lo=0.0, hi=hi)
+                    ranges[source] = ranges[rw.value(node.inputs[0])]
                 for user in users:
                     rw.alias(user.outputs[0], source)
                     dropped.add(user.name)

@@ -152,3 +152,10 @@ def test_unsupported_attribute_and_opset():
     relu = helper.make_node("Relu", ["x"], ["y"])
     with pytest.raises(ModelError, match="opset must be 13..20, not 12"):
         load_onnx(model_of([relu], [("x", (1, 4))], None, opset=12))
+
+
+def test_pad_with_axes_input_opset18():
+    nodes = [helper.make_node("Pad", ["x", "p", "v", "axes"], ["y"], mode="constant")]
+    inits = [("p", np.array([1, 2, 0, 3], np.int64)), ("v", np.array(0.5, np.float32)),
+             ("axes", np.array([1, 3], np.int64))]
+    check(model_of(nodes, [("x", (1, 2, 3, 4))], None, inits, opset=18), rand((1, 2, 3, 4)))

@@ -105,3 +105,33 @@ def test_calibration_errors(mlp_model):
         compile_graph(graph, calibration=[])
     with pytest.raises(QuantizeError, match="calibration set must be given"):
         compile_graph(graph)
+
+
+def test_int8_max_pool_matches_float_pool_on_integers():
+    from vtalab.compiler.graph.kernels import max_pool
+    x = np.random.default_rng(3).integers(-128, 128, (1, 2, 7, 7)).astype(np.int8)
+    for ceil_mode in (0, 1):
+        b = GraphBuilder()
+        out = b.op("max_pool", b.add_input("x", x.shape, "int8"), kernel=(3, 3),
+                   strides=(2, 2), pads=(0, 0, 1, 1), ceil_mode=ceil_mode)
+        b.set_outputs([out])
+        got = run_int8(b.build(), x)[out]
+        want = max_pool(x.astype(np.float32), (3, 3), (2, 2), (0, 0, 1, 1), (1, 1), ceil_mode)
+        assert got.dtype == np.int8 and np.array_equal(got, want.astype(np.int8))
+
+
+def test_quantise_qoperator_model_from_its_scales(resnet_model):
+    """QLinearConv models: lowered to QDQ form, re-quantised for the accelerator; the layer
+    onnxruntime left in float (Gemm, and the last conv without an output scale) stays float."""
+    pytest.importorskip("onnxruntime.quantization")
+    from vtalab.compiler.models import quantize_with_onnxruntime, random_samples
+    qop = quantize_with_onnxruntime(resnet_model, random_samples(IMAGE, 8), "QOperator",
+                                    op_types=["Conv", "MatMul"])
+    final = compile_graph(load_onnx(qop))
+    counts = final.op_counts()
+    assert counts["accel_conv2d"] == 19 and counts["dense"] == 1
+    float_graph = load_onnx(resnet_model)
+    for seed in range(2):
+        x = rand(IMAGE, seed + 40)
+        yq = run_int8(final, x)[final.outputs[0]]
+        assert cosine(run(float_graph, x)[float_graph.outputs[0]], yq) >= 0.99
