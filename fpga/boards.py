@@ -8,10 +8,12 @@ Why these shapes:
 
 - **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
   alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
-  accumulator lane (batch x block_out lanes): 1x8x16 needs 128 + 16x3 = 176 (Yosys maps
-  177), 1x16x8 needs 128 + 8x3 = 152 and fits with the same 128 MACs/cycle. Buffers are
+  accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
+  128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits with
+  the same 128 MACs/cycle. Buffers are
   cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
-- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD: a 1x4x4 array with small buffers.
+- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
+  1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers.
 - **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
   with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
 """
@@ -54,7 +56,7 @@ class Board:
 _ULX3S_CFG = dict(batch=1, block_in=16, block_out=8, uop_depth=2048, inp_depth=2048,
                   wgt_depth=512, acc_depth=1024, out_depth=1024, bus_bits=64,
                   clock_mhz=100.0)
-_CRAB_CFG = dict(batch=1, block_in=4, block_out=4, uop_depth=1024, inp_depth=1024,
+_CRAB_CFG = dict(batch=1, block_in=8, block_out=2, uop_depth=1024, inp_depth=1024,
                  wgt_depth=256, acc_depth=512, out_depth=512, bus_bits=64, clock_mhz=75.0)
 _ZYNQ_CFG = dict(batch=1, block_in=16, block_out=16, uop_depth=4096, inp_depth=2048,
                  wgt_depth=1024, acc_depth=1024, out_depth=1024, bus_bits=64,
@@ -65,12 +67,12 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024,
-          notes="1x16x8: 128 GEMM + 24 ALU multipliers fit the 156 MULT18X18D; 1x8x16 (176) and 1x16x16 (304) do not"),
+          notes="1x16x8: 128 GEMM + 24 ALU multipliers fit the 156 MULT18X18D; 1x8x16 (177) and 1x16x16 (305) do not"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
           dram_bytes=16 * 1024,
-          notes="1x4x4: 16 GEMM multipliers plus the ALU's within 28 MULT18X18D"),
+          notes="1x8x2: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D (1x4x4 needs 29)"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",
           {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _ZYNQ_CFG,

@@ -53,7 +53,8 @@ def pll_params(in_mhz: float, out_mhz: float) -> PllParams:
 
 
 class Ecp5Pll(Elaboratable):
-    """Drives clock domain ``domain`` from ``clk_in``; its reset holds until the PLL locks."""
+    """Drives the clock and reset of domain ``domain`` (which the parent defines) from
+    ``clk_in``; the reset holds until the PLL has locked."""
 
     def __init__(self, clk_in, params: PllParams, domain: str = "sync"):
         self.clk_in = clk_in
@@ -64,7 +65,6 @@ class Ecp5Pll(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        m.domains += ClockDomain(self.domain)
         clk_out = ClockSignal(self.domain)
         m.submodules.pll = Instance(
             "EHXPLLL",

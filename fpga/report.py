@@ -38,7 +38,28 @@ def parse_nextpnr_report(path: "str | Path") -> dict:
     for clock, entry in raw["fmax"].items():
         fmax[_clock_name(clock)] = {"achieved_mhz": round(float(entry["achieved"]), 2),
                                     "constraint_mhz": round(float(entry["constraint"]), 2)}
-    return {"utilization": util, "fmax": fmax}
+    paths = [critical_path(entry) for entry in raw.get("critical_paths", [])]
+    return {"utilization": util, "fmax": fmax, "critical_paths": paths}
+
+
+def critical_path(entry: dict) -> dict:
+    """Where a clock's critical path runs: end points, delays and the named nets on it."""
+    steps = entry.get("path", [])
+    logic = sum(s.get("delay", 0.0) for s in steps if s.get("type") != "routing")
+    routing = sum(s.get("delay", 0.0) for s in steps if s.get("type") == "routing")
+    nets = []
+    for step in steps:
+        net = step.get("net", "")
+        if net and not net.startswith("$") and net not in nets:
+            nets.append(net)
+    return {
+        "clock": _clock_name(entry.get("from", "")),
+        "start": steps[0]["from"]["cell"] if steps else None,
+        "end": steps[-1]["to"]["cell"] if steps else None,
+        "logic_ns": round(logic, 2), "routing_ns": round(routing, 2),
+        "levels": sum(1 for s in steps if s.get("type") == "logic"),
+        "nets": nets[:12],
+    }
 
 
 def _clock_name(net: str) -> str:
@@ -66,6 +87,7 @@ def make_report(board, cfg: Config, nextpnr: dict, estimate, times: dict,
         "estimate": {"dsp": estimate.dsp, "bram": estimate.bram, **estimate.detail},
         "utilization": nextpnr["utilization"],
         "fmax": nextpnr["fmax"],
+        "critical_paths": nextpnr.get("critical_paths", []),
         "core_clock": clock,
         "clock_mhz": clock_mhz,
         "fmax_mhz": achieved,
@@ -94,6 +116,11 @@ def summary(report: dict) -> str:
     if report.get("peak_gops") is not None:
         lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {min(report['fmax_mhz'], report['clock_mhz']):.1f} MHz "
                      f"({report['peak_gops_at_fmax']:.2f} GOPS at Fmax)")
+    for path in report.get("critical_paths", []):
+        if path["clock"] == report.get("core_clock") and path["start"]:
+            lines.append(f"  critical path: {path['start']} -> {path['end']}, "
+                         f"{path['levels']} logic levels, {path['logic_ns']:.1f} ns logic + "
+                         f"{path['routing_ns']:.1f} ns routing")
     times = report.get("times_s", {})
     if times:
         lines.append("  build " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))

@@ -5,7 +5,8 @@ plus the on-chip DRAM of boards without a DDR port, packed into the part's block
 ratios the way Yosys' memory mapper does (best aspect ratio, width x depth tiling).
 DSPs: one multiplier per GEMM lane (batch x block_in x block_out int8 x int8 products) plus
 the ALU's wrapping acc_bits x acc_bits multiply in every accumulator lane, each split into
-the part's native multiplier width.
+the part's native multiplier width, plus the store module's y_size x x_size (16 x 16 bits).
+Checked against Yosys: 1x8x16 maps to 177 MULT18X18D, as estimated.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ BRAM_SHAPES = {
 DSP_WIDTH = {"ecp5": 18, "vivado": 18, "quartus": 18}
 LUTRAM_BITS = 4096            # smaller memories go to distributed RAM
 READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
+OTHER_MULTIPLIERS = ((16, 16, 32),)     # store: rows to write = y_size * x_size
 
 
 @dataclass(frozen=True)
@@ -90,8 +92,9 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
                                                 cfg.inp_bits + cfg.wgt_bits, flow)
     alu = cfg.batch * cfg.block_out * multiplier_dsps(cfg.acc_bits, cfg.acc_bits,
                                                       cfg.acc_bits, flow)
-    detail.update(dsp_gemm=gemm, dsp_alu=alu)
-    return Estimate(dsp=gemm + alu, bram=bram, detail=detail)
+    other = sum(multiplier_dsps(a, b, out, flow) for a, b, out in OTHER_MULTIPLIERS)
+    detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other)
+    return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)
 
 
 def check_fits(cfg: Config, board: "Board | str") -> Estimate:
@@ -107,7 +110,8 @@ def check_fits(cfg: Config, board: "Board | str") -> Estimate:
     if board.hard_dsp and est.dsp > board.capacity["dsp"]:
         problems.append(f"multipliers (DSPs) must be at most {board.capacity['dsp']}, not "
                         f"{est.dsp} (GEMM {cfg.batch}x{cfg.block_in}x{cfg.block_out} = "
-                        f"{est.detail['dsp_gemm']}, ALU {est.detail['dsp_alu']}): use a "
+                        f"{est.detail['dsp_gemm']}, ALU {est.detail['dsp_alu']}, other "
+                        f"{est.detail['dsp_other']}): use a "
                         f"smaller block shape")
     if problems:
         raise ResourceError(f"config {cfg.name} does not fit {board.name} ({board.part}): "

@@ -11,9 +11,9 @@ exercise the whole core; an SDRAM controller would lift that limit later.
 """
 from __future__ import annotations
 
-from amaranth.build import Pins, Resource, Subsignal, Attrs
-from amaranth.hdl import Elaboratable, Module
-from amaranth.lib import wiring
+from amaranth.build import Attrs, Pins, Resource, ResourceError, Subsignal
+from amaranth.hdl import ClockDomain, Elaboratable, Module
+from amaranth.lib import io, wiring
 
 from vtalab.hw.core import Core
 from vtalab.spec import Config
@@ -47,10 +47,12 @@ class BoardTop(Elaboratable):
     def elaborate(self, platform):
         m = Module()
         cfg, board = self.cfg, self.board
-        clk = platform.request(platform.default_clk)
+        clk = platform.request(platform.default_clk, dir="-")
+        m.submodules.clk_in = clk_in = io.Buffer("i", clk)
         in_mhz = platform.default_clk_frequency / 1e6
         params = pll_params(in_mhz, cfg.clock_mhz)
-        m.submodules.pll = self.pll = pll = Ecp5Pll(clk.i, params)
+        m.domains.sync = ClockDomain("sync")
+        m.submodules.pll = self.pll = pll = Ecp5Pll(clk_in.i, params, "sync")
         m.submodules.core = core = Core(cfg)
         m.submodules.dram = dram = AxiRam(cfg.bus_bits, board.dram_bytes)
         divisor = baud_divisor(params.out_mhz * 1e6, board.uart_baud)
@@ -58,8 +60,10 @@ class BoardTop(Elaboratable):
         wiring.connect(m, core.axi, dram.axi)
         wiring.connect(m, bridge.ctrl, core.ctrl)
         wiring.connect(m, bridge.mem, dram.host)
-        uart = platform.request("uart", 0)
-        m.d.comb += [bridge.rx.eq(uart.rx.i), uart.tx.o.eq(bridge.tx)]
+        uart = platform.request("uart", 0, dir="-")
+        m.submodules.uart_rx = uart_rx = io.Buffer("i", uart.rx)
+        m.submodules.uart_tx = uart_tx = io.Buffer("o", uart.tx)
+        m.d.comb += [bridge.rx.eq(uart_rx.i), uart_tx.o.eq(bridge.tx)]
         self._leds(m, platform, core, pll)
         return m
 
@@ -68,9 +72,11 @@ class BoardTop(Elaboratable):
         leds = []
         for index in range(2):
             try:
-                leds.append(platform.request("led", index))
-            except Exception:        # boards with an RGB LED only
+                led = platform.request("led", index, dir="-")
+            except ResourceError:        # boards with an RGB LED only
                 break
-        for led, signal in zip(leds, (core.done, pll.locked)):
-            m.d.comb += led.o.eq(signal)
+            m.submodules[f"led_{index}"] = buffer = io.Buffer("o", led)
+            leds.append(buffer)
+        for buffer, signal in zip(leds, (core.done, pll.locked)):
+            m.d.comb += buffer.o.eq(signal)
 

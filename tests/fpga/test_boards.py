@@ -27,17 +27,17 @@ def test_ulx3s_shape_is_the_one_that_fits_the_dsps():
     cfg = board.cfg()
     assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 8)
     assert cfg.macs_per_cycle == 128
-    # Same MACs, transposed: 16 ALU lanes x 3 DSPs more than the 156 MULT18X18D.
+    # Same MACs, transposed: 16 ALU lanes x 3 DSPs (+1) more than the 156 MULT18X18D.
     wide_out = cfg.replace(block_in=8, block_out=16)
     with pytest.raises(ResourceError, match=r"does not fit ulx3s-85f \(LFE5U-85F-6BG381C\): "
-                                            r"multipliers \(DSPs\) must be at most 156, not 176"):
+                                            r"multipliers \(DSPs\) must be at most 156, not 177"):
         check_fits(wide_out, board)
 
 
 def test_default_config_fails_early_naming_resource_and_numbers():
     with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 306 .*; "
                                             r"multipliers \(DSPs\) must be at most 156, "
-                                            r"not 304 \(GEMM 1x16x16 = 256, ALU 48\)"):
+                                            r"not 305 \(GEMM 1x16x16 = 256, ALU 48, other 1\)"):
         check_fits(Config(), "ulx3s-85f")
     big = get_board("orangecrab-25f").cfg().replace(wgt_depth=8192)
     with pytest.raises(ResourceError, match=r"block RAMs must be at most 56, not \d+ "
@@ -46,7 +46,7 @@ def test_default_config_fails_early_naming_resource_and_numbers():
 
 
 def test_vendor_boards_spill_multipliers_to_luts():
-    est = check_fits(Config(), "pynq-z1")       # 304 > 220 DSP48E1: Vivado uses LUTs
+    est = check_fits(Config(), "pynq-z1")       # 305 > 220 DSP48E1: Vivado uses LUTs
     assert est.dsp > get_board("pynq-z1").capacity["dsp"]
 
 

@@ -1,0 +1,112 @@
+"""FPGA benchmark: build time, utilisation, Fmax and peak GOPS of the open-flow boards.
+
+    python bench/fpga.py                       # every open-flow board preset + ULX3S shapes
+    python bench/fpga.py --boards ulx3s-85f --shapes 1x16x8 2x8x8 --reuse
+
+For each open-toolchain board preset, and for a few block shapes on the ULX3S-85F (same
+buffers, different batch x block_in x block_out), runs the real YoWASP build and prints a
+table plus JSON (``--json``). Peak GOPS = MACs/cycle x 2 x min(Fmax, PLL clock). A shape
+that cannot fit is reported with the early check's message instead of a build.
+``--reuse`` takes an existing report.json of the same config fingerprint instead of
+rebuilding. Builds are CPU-heavy: run one benchmark at a time.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from vtalab.fpga import BOARDS, ResourceError, get_board
+from vtalab.fpga.build import build_board
+from vtalab.spec._atomic import write_text_atomic
+
+DEFAULT_SHAPES = ("1x16x8", "1x8x8", "1x8x16")
+
+
+def shape_config(board, shape: str):
+    batch, block_in, block_out = (int(v) for v in shape.split("x"))
+    return board.cfg().replace(batch=batch, block_in=block_in, block_out=block_out,
+                               name=f"{board.name}-{shape}")
+
+
+def one(board, cfg, out_root: Path, reuse: bool, echo) -> dict:
+    out_dir = out_root / cfg.name
+    cached = out_dir / "report.json"
+    if reuse and cached.exists():
+        report = json.loads(cached.read_text())
+        if report.get("fingerprint") == cfg.fingerprint():
+            echo(f"{cfg.name}: reusing {cached}")
+            return row(report)
+    try:
+        return row(build_board(board, out_dir=out_dir, cfg=cfg, progress=echo))
+    except ResourceError as exc:
+        echo(f"{cfg.name}: {exc}")
+        return {"board": board.name, "config": cfg.name,
+                "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
+                "macs": cfg.macs_per_cycle, "fits": False, "reason": str(exc)}
+
+
+def row(report: dict) -> dict:
+    util = report["utilization"]
+    return {
+        "board": report["board"], "config": report["config"]["name"], "block": report["block"],
+        "macs": report["macs_per_cycle"], "fits": True,
+        **{f"{k}_used": util[k]["used"] for k in ("lut", "ff", "dsp", "bram")},
+        **{f"{k}_avail": util[k]["available"] for k in ("lut", "ff", "dsp", "bram")},
+        "est_dsp": report["estimate"]["dsp"], "est_bram": report["estimate"]["bram"],
+        "clock_mhz": report["clock_mhz"], "fmax_mhz": report["fmax_mhz"],
+        "timing_met": report["timing_met"], "peak_gops": report["peak_gops"],
+        "peak_gops_at_fmax": report["peak_gops_at_fmax"],
+        "build_s": report["times_s"].get("total"),
+    }
+
+
+def table(rows: list[dict]) -> str:
+    head = (f"{'config':<22} {'block':>7} {'MACs':>5} {'LUT':>13} {'FF':>13} {'DSP':>9} "
+            f"{'BRAM':>9} {'Fmax':>7} {'clock':>6} {'met':>4} {'GOPS':>6} {'build':>7}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if not r["fits"]:
+            lines.append(f"{r['config']:<22} {r['block']:>7} {r['macs']:>5}  does not fit: "
+                         f"{r['reason'].split(': ', 1)[-1][:80]}")
+            continue
+        pct = {k: 100 * r[f"{k}_used"] / r[f"{k}_avail"] for k in ("lut", "ff", "dsp", "bram")}
+        lines.append(
+            f"{r['config']:<22} {r['block']:>7} {r['macs']:>5} "
+            f"{r['lut_used']:>6} ({pct['lut']:>3.0f}%) {r['ff_used']:>6} ({pct['ff']:>3.0f}%) "
+            f"{r['dsp_used']:>3}/{r['dsp_avail']:<5} {r['bram_used']:>3}/{r['bram_avail']:<5} "
+            f"{r['fmax_mhz']:>7.1f} {r['clock_mhz']:>6.1f} {'yes' if r['timing_met'] else 'no':>4} "
+            f"{r['peak_gops']:>6.1f} {r['build_s']:>6.0f}s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    open_boards = sorted(n for n, b in BOARDS.items() if b.open_flow)
+    parser.add_argument("--boards", nargs="*", default=open_boards)
+    parser.add_argument("--shapes", nargs="*", default=list(DEFAULT_SHAPES),
+                        help="BATCHxBLOCK_INxBLOCK_OUT shapes to try on ulx3s-85f")
+    parser.add_argument("--out", default="build/bench-fpga", help="build folder")
+    parser.add_argument("--json", default=None, help="write the rows as JSON here")
+    parser.add_argument("--reuse", action="store_true", help="reuse matching report.json")
+    args = parser.parse_args(argv)
+    out_root = Path(args.out)
+    jobs = [(get_board(name), get_board(name).cfg()) for name in args.boards]
+    ulx3s = get_board("ulx3s-85f")
+    for shape in args.shapes:
+        cfg = shape_config(ulx3s, shape)
+        if all(cfg != c for _, c in jobs):
+            jobs.append((ulx3s, cfg))
+    rows = [one(board, cfg, out_root, args.reuse, lambda m: print(m, file=sys.stderr))
+            for board, cfg in jobs]
+    print(table(rows))
+    text = json.dumps(rows, indent=2)
+    if args.json:
+        write_text_atomic(args.json, text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

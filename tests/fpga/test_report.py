@@ -1,0 +1,74 @@
+"""nextpnr report parsing, the summary, and the ECP5 build plan (no tools needed)."""
+import json
+
+import pytest
+
+from vtalab.fpga import FpgaError, ResourceError, get_board
+from vtalab.fpga.report import make_report, parse_nextpnr_report, summary, write_report
+from vtalab.fpga.resources import estimate
+from vtalab.spec import Config
+
+NEXTPNR = {
+    "utilization": {
+        "TRELLIS_COMB": {"used": 30000, "available": 83640},
+        "TRELLIS_FF": {"used": 9000, "available": 83640},
+        "MULT18X18D": {"used": 153, "available": 156},
+        "DP16KD": {"used": 114, "available": 208},
+        "EHXPLLL": {"used": 1, "available": 4},
+    },
+    "fmax": {"$glbnet$clk": {"achieved": 61.25, "constraint": 100.0},
+             "$glbnet$clk25_0__i": {"achieved": 400.0, "constraint": 25.0}},
+}
+
+
+def test_parse_and_report(tmp_path):
+    path = tmp_path / "top.report.json"
+    path.write_text(json.dumps(NEXTPNR))
+    parsed = parse_nextpnr_report(path)
+    assert parsed["utilization"]["dsp"] == {"used": 153, "available": 156}
+    assert parsed["utilization"]["bram"] == {"used": 114, "available": 208}
+    assert parsed["fmax"]["clk"]["achieved_mhz"] == 61.25
+    board = get_board("ulx3s-85f")
+    cfg = board.cfg()
+    report = make_report(board, cfg, parsed, estimate(cfg, board), {"yosys": 100.0}, 100.0)
+    assert report["core_clock"] == "clk" and report["fmax_mhz"] == 61.25
+    assert not report["timing_met"]
+    assert report["peak_gops"] == pytest.approx(128 * 2 * 61.25 / 1000, abs=1e-3)
+    json_path, text_path = write_report(report, tmp_path)
+    assert json.loads(json_path.read_text())["utilization"]["lut"]["used"] == 30000
+    text = text_path.read_text()
+    assert "dsp" in text and "153" in text and "FAILED" in text and "61.2 MHz" in text
+    assert summary(report) + "\n" == text
+
+
+def test_bad_report_is_named(tmp_path):
+    path = tmp_path / "r.json"
+    path.write_text("{}")
+    with pytest.raises(FpgaError, match="must have utilization and fmax"):
+        parse_nextpnr_report(path)
+    with pytest.raises(FpgaError, match="must be readable JSON"):
+        parse_nextpnr_report(tmp_path / "missing.json")
+
+
+def test_config_that_does_not_fit_fails_before_any_tool(tmp_path):
+    from vtalab.fpga.build import build_board
+    out = tmp_path / "never"
+    with pytest.raises(ResourceError, match="multipliers"):
+        build_board("ulx3s-85f", out_dir=out, cfg=Config(), progress=lambda m: None)
+    assert not out.exists()
+
+
+def test_ecp5_plan_only_writes_the_build_script(tmp_path):
+    pytest.importorskip("amaranth_boards")
+    from vtalab.fpga.build import build_board
+    from vtalab.fpga.toolchain import script_steps
+    board = get_board("orangecrab-25f")
+    report = build_board(board, plan_only=True, out_dir=tmp_path, progress=lambda m: None)
+    assert report["plan_only"] and report["estimate"]["dsp"] <= board.capacity["dsp"]
+    steps = script_steps(tmp_path / "build_top.sh")
+    assert [var for var, _ in steps] == ["YOSYS", "NEXTPNR_ECP5", "ECPPACK"]
+    nextpnr_args = steps[1][1]
+    assert "--report" in nextpnr_args and "--25k" in nextpnr_args
+    lpf = (tmp_path / "top.lpf").read_text()
+    assert "uart" in lpf and "FREQUENCY" in lpf
+    assert "EHXPLLL" in (tmp_path / "top.il").read_text()
