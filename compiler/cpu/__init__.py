@@ -12,7 +12,8 @@ from .conv import (conv2d, conv2d_nchwc, conv2d_nchw_kernel, conv2d_nchwc_kernel
                    schedule_conv_nchwc)
 from .dense import (dense, matmul, pack_dense_weight, dense_kernel, matmul_kernel,
                     dense_block)
-from .pool import max_pool2d, avg_pool2d, global_avg_pool, global_max_pool
+from .pool import (max_pool2d, avg_pool2d, global_avg_pool, global_max_pool, pool2d_kernel,
+                   global_pool_kernel)
 from .elementwise import (binary, unary, add, sub, mul, div, maximum, minimum, relu,
                           sigmoid, exp, clip, batch_norm, softmax, softmax_kernel)
 from .transform import (transpose, reshape, pad, concat, pack_nchwc, unpack_nchwc,

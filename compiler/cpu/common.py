@@ -44,17 +44,15 @@ def vector_lanes(target: Target | None, dtype="float32") -> int:
     return max(4, resolve_target(target).cpu.vector_bits // max(bits, 32))
 
 
-def pick_lanes(extent: int, lanes: int, widest: int | None = None) -> int:
-    """A divisor of ``extent`` that fills vectors of ``lanes`` best (larger wins ties)."""
-    widest = widest or 2 * lanes
-    best, best_score = 1, 0.0
-    for d in range(1, min(extent, widest) + 1):
-        if extent % d:
-            continue
-        score = d / (-(-d // lanes) * lanes) + d * 1e-6
-        if score > best_score:
-            best, best_score = d, score
-    return best
+def pick_lanes(extent: int, lanes: int) -> int:
+    """Vector width for an axis of ``extent``: the largest power of two dividing it, up to
+    ``lanes`` (odd-sized LLVM vectors legalise badly); a short axis (<= lanes) whole."""
+    p = 1
+    while p * 2 <= lanes and extent % (p * 2) == 0:
+        p *= 2
+    if p < 4 and extent <= lanes:
+        return extent
+    return p
 
 
 def pick_factor(extent: int, limit: int) -> int:
@@ -70,7 +68,10 @@ def schedule_elementwise(s, tensor, target=None, parallel_min: int = 2) -> None:
     st = s[tensor]
     axes = list(st.leaf_iter_vars)
     last = axes[-1]
-    lanes = pick_lanes(last.extent, vector_lanes(target, tensor.dtype))
+    full = vector_lanes(target, tensor.dtype)
+    lanes = pick_lanes(last.extent, full)
+    if lanes < 4 and last.extent > full:
+        lanes = full                  # masked tail on the last (root) axis
     if lanes > 1:
         outer, inner = st.split(last, lanes)
         st.vectorize(inner)

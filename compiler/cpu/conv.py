@@ -82,8 +82,9 @@ def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=Fa
     return xp, conv, _epilogue(conv, bias, relu)
 
 
-def schedule_conv_nchw(s, xp, conv, out, target=None):
-    """Register tiles of oc_tile channels x lanes output pixels (see module doc)."""
+def schedule_conv_nchw(s, xp, conv, out, target=None, lanes=None, oc_tile=None):
+    """Register tiles of oc_tile channels x lanes output pixels (see module doc); the two
+    knobs default to a divisor of OW filling vector registers and up to 8 channels."""
     if xp.op is not out.op and hasattr(xp.op, "axes"):
         st = s[xp]
         n, c, h, w = st.leaf_iter_vars
@@ -93,8 +94,8 @@ def schedule_conv_nchw(s, xp, conv, out, target=None):
         s[conv].compute_inline()
     st = s[out]
     n, oc, oh, ow = st.leaf_iter_vars
-    lanes = pick_lanes(ow.extent, vector_lanes(target, local.dtype))
-    oc_tile = pick_factor(oc.extent, 8 if lanes <= 16 else 6)
+    lanes = lanes or pick_lanes(ow.extent, vector_lanes(target, local.dtype))
+    oc_tile = oc_tile or pick_factor(oc.extent, 16)
     oco, oci = st.split(oc, oc_tile)
     owo, owi = st.split(ow, lanes)
     st.reorder(n, oco, oh, owo, oci, owi)

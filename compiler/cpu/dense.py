@@ -140,18 +140,22 @@ def schedule_dense(s, mm, out, target=None):
     st = s[out]
     m, no, ni = st.leaf_iter_vars
     nvec = -(-ni.extent // vector_lanes(target, local.dtype))
-    mo, mi = st.split(m, pick_factor(m.extent, max(1, 12 // nvec)))
-    st.reorder(no, mo, mi, ni)
+    mo, mi = st.split(m, pick_factor(m.extent, 4))
+    blocks = pick_factor(no.extent, max(1, 12 // (nvec * mi.extent)))
+    noo, noi = st.split(no, blocks)     # independent accumulators hide the FMA latency
+    st.reorder(noo, mo, mi, noi, ni)
     st.unroll(mi)
+    st.unroll(noi)
     st.vectorize(ni)
-    fused = st.fuse(no, mo)
+    fused = st.fuse(noo, mo)
     if fused.extent > 1:
         st.parallel(fused)
     ls = s[local]
     lm, lno, lni, k = ls.leaf_iter_vars
-    ls.reorder(lno, k, lm, lni)
+    ls.reorder(k, lm, lno, lni)
     ls.compute_at(st, fused)
     ls.unroll(lm)
+    ls.unroll(lno)
     ls.vectorize(lni)
 
 

@@ -66,7 +66,7 @@ def schedule_pool2d(s, xp, pooled, out, target=None):
         ls.unroll(kw)
 
 
-def _pool_kernel(kind, x_shape, dtype, kernel, stride, pads, dilation, include, target):
+def pool2d_kernel(kind, x_shape, dtype, kernel, stride, pads, dilation, include, target):
     key = ("pool2d", kind, tuple(x_shape), dtype, kernel, stride, pads, dilation, include)
 
     def make():
@@ -86,7 +86,7 @@ def _pool(kind, x, kernel, stride, padding, dilation, include, target):
         raise ShapeError(f"avg_pool2d input must be float, not {x.dtype}")
     kernel = pair(kernel, "kernel")
     stride = pair(stride if stride is not None else kernel, "stride")
-    k = _pool_kernel(kind, x.shape, x.dtype.name, kernel, stride, padding4(padding),
+    k = pool2d_kernel(kind, x.shape, x.dtype.name, kernel, stride, padding4(padding),
                      pair(dilation, "dilation"), include, target)
     out = np.empty(k.plan.params[-1].shape, x.dtype)
     k(x, out)
@@ -114,8 +114,8 @@ def lane_reduce(x3, kind: str, lanes: int, name: str):
 
     def part(n, c, j):
         pos = i * lanes + j
-        v = x3[n, c, pos] if L % lanes == 0 else te.select(
-            pos < L, x3[n, c, te.min(pos, L - 1)], te.cast(x3.dtype, ident))
+        v = x3[n, c, pos] if L % lanes == 0 else te.select(      # masked tail load
+            pos < L, x3[n, c, pos], te.cast(x3.dtype, ident))
         return reduce(v, axis=i)
     partial = te.compute((N, C, lanes), part, name=f"{name}_part")
     j = te.reduce_axis(lanes, "j")
