@@ -127,7 +127,9 @@ def softmax_kernel(M, N, target=None):
 
     def make():
         x = te.placeholder((M, N), "float32", "x")
-        lanes = min(vector_lanes(target), N)
+        lanes = pick_lanes(N, vector_lanes(target))
+        if lanes < 4 and N > vector_lanes(target):
+            lanes = vector_lanes(target)          # masked tail
         x3, stages, out = softmax_compute(x, lanes)
         s = te.create_schedule(out)
         s[x3].compute_inline()

@@ -62,6 +62,7 @@ class Kernel:
                          for r in plan.regions]
         self._workspaces = [np.zeros(b.shape, b.dtype.numpy) for b in plan.workspaces]
         self._work_ptrs = [w.ctypes.data for w in self._workspaces]
+        self._last = [(None, 0)] * len(plan.params)
         self._expect = [(b.shape, b.dtype.numpy, b in func.outputs) for b in plan.params]
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
         self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(p for _, p in self._regions)
@@ -72,13 +73,15 @@ class Kernel:
 
     def _pointers(self, arrays) -> list[int]:
         if len(arrays) == len(self._expect):
-            ptrs = []
-            for a, (shape, dt, writeable) in zip(arrays, self._expect):
+            ptrs, last = [], self._last
+            for k, (a, (shape, dt, writeable)) in enumerate(zip(arrays, self._expect)):
                 if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt or \
                         not a.flags.c_contiguous or (writeable and not a.flags.writeable):
                     break
-                ptrs.append(a.__array_interface__["data"][0])
+                # the same array object as last call: its data pointer is known (held alive)
+                ptrs.append(last[k][1] if last[k][0] is a else a.ctypes.data)
             else:
+                self._last = [(a, p) for a, p in zip(arrays, ptrs)]
                 return ptrs + self._work_ptrs
         return self._check(arrays)
 
