@@ -153,3 +153,14 @@ def test_memory_plan_reuses_buffers_without_overlap(resnet_stages):
     assert plan.constant_bytes == sum(c.nbytes for c in final.constants.values())
     assert "DRAM footprint" in plan.report()
     verify(final)
+
+
+def test_cpu_elementwise_chains_fuse(resnet_model):
+    graph = load_onnx(resnet_model)
+    final = compile_graph(graph, quantize=False)
+    fused = [n for n in final.nodes if n.op == "fused_elementwise"]
+    assert len(fused) == 8  # add(residual) -> relu of every basic block
+    assert [b.op for b in fused[0].attr("body")] == ["add", "relu"]
+    x = rand(IMAGE, 6)
+    got = run(final, x)[final.outputs[0]]
+    assert float(np.abs(got - run(graph, x)[graph.outputs[0]]).max()) < 1e-4

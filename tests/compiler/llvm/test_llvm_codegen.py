@@ -152,3 +152,21 @@ def test_chunks_cover_the_range_evenly():
     assert chunks(10, 3) == [(0, 4), (4, 7), (7, 10)]
     assert chunks(2, 8) == [(0, 1), (1, 2)]
     assert chunks(5, 1) == [(0, 5)]
+
+
+def test_exp_as_intrinsic_or_polynomial_agree():
+    x = te.placeholder((40,), "float32", "x")
+    y = te.compute((40,), lambda i: te.call("exp", x[i]) + te.call("log", te.call("abs", x[i])),
+                   name="y")
+    s = te.create_schedule(y)
+    o, v = s[y].split(s[y].leaf_iter_vars[0], 8)
+    s[y].vectorize(v)
+    func = lower_schedule(s, [x, y], "exps")
+    assert "llvm.exp" in llvm_ir(func, HOST, fast_exp=False)
+    assert "llvm.exp" not in llvm_ir(func, HOST)
+    xs = np.linspace(-20, 20, 40).astype("float32")
+    want = np.exp(xs) + np.log(np.abs(xs))
+    for fast in (True, False):
+        got = np.zeros(40, "float32")
+        build(func, HOST, fast_exp=fast)(xs, got)
+        np.testing.assert_allclose(got, want, rtol=3e-6)
