@@ -14,7 +14,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .errors import GraphError
-from .interp import FLOAT_OPS, execute
+from .interp import FLOAT_OPS, execute, run_body
 from .ir import Graph, Node
 from .layout import pack_array, unpack_array
 
@@ -177,6 +177,10 @@ class _Dispatch(dict):
     """Kernel table: integer kernels for integer operands, float kernels otherwise."""
 
     def __missing__(self, op):
+        if op == "fused_elementwise":
+            self[op] = lambda node, *args: run_body(node, args, self)
+            return self[op]
+
         def kernel(node, *args):
             if op in PRECISION_OPS:
                 return PRECISION_OPS[op](node, *args)

@@ -110,6 +110,17 @@ FLOAT_OPS: dict[str, Callable] = {
 }
 
 
+def run_body(node: Node, args, table: Mapping[str, Callable]) -> np.ndarray:
+    """Evaluate a fused_elementwise body with the kernels of `table`."""
+    env = {f"${i}": a for i, a in enumerate(args)}
+    for inner in node.attr("body"):
+        env[inner.outputs[0]] = np.asarray(table[inner.op](inner, *[env[v] for v in inner.inputs]))
+    return env[node.attr("body")[-1].outputs[0]]
+
+
+FLOAT_OPS["fused_elementwise"] = lambda n, *args: run_body(n, args, FLOAT_OPS)
+
+
 def check_feeds(graph: Graph, feeds) -> dict[str, np.ndarray]:
     """Feeds as a {name: array} dict (a bare array for a single-input graph), checked."""
     if isinstance(feeds, np.ndarray):

@@ -124,7 +124,9 @@ class Graph:
         consts = {k: v if not v.flags.writeable else frozen_array(v)
                   for k, v in self.constants.items()}
         object.__setattr__(self, "constants", MappingProxyType(consts))
-        object.__setattr__(self, "meta", MappingProxyType(dict(self.meta)))
+        meta = {k: MappingProxyType(dict(v)) if isinstance(v, (dict, MappingProxyType)) else v
+                for k, v in self.meta.items()}
+        object.__setattr__(self, "meta", MappingProxyType(meta))
 
     # ---- queries --------------------------------------------------------------------
     def type_of(self, value: str) -> TensorType:

@@ -317,3 +317,13 @@ def _accel(node, types):
                  ("strides", "pads", "dilations", "groups", "layout")})
     shape = infer_types(base, types[:2])[0].shape
     return [TensorType(shape, node.attr("out_dtype", "int8"))]
+
+
+@register("fused_elementwise")
+def _fused_elementwise(node, types):
+    """A chain of elementwise nodes (`attrs["body"]`, inputs "$i" / earlier "%k")."""
+    env = {f"${i}": t for i, t in enumerate(types)}
+    for inner in node.attr("body"):
+        for value, t in zip(inner.outputs, infer_types(inner, [env[v] for v in inner.inputs])):
+            env[value] = t
+    return [env[node.attr("body")[-1].outputs[0]]]

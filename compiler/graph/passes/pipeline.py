@@ -17,6 +17,7 @@ from .dead_code import eliminate_dead_code
 from .fold_batch_norm import fold_batch_norm
 from .fold_constants import fold_constants
 from .fuse import fuse
+from .fuse_elementwise import fuse_elementwise
 from .lower_qlinear import lower_qlinear
 from .pack_layout import pack_layout
 from .partition import partition
@@ -37,6 +38,7 @@ PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     ("partition", partition),                # accel vs cpu, with reasons
     ("pack_layout", pack_layout),            # NCHW{n}n{c}c regions, packed weights
     ("fuse", fuse),                          # GEMM + epilogue -> accel_conv2d/accel_dense
+    ("fuse_elementwise", fuse_elementwise),  # CPU elementwise chains -> one node
     ("dead_code_final", eliminate_dead_code),
     ("plan_memory", plan_memory),            # liveness-based DRAM buffer reuse
 )
