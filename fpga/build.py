@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -105,6 +106,10 @@ def _vendor(board, cfg, est, files: list, plan_only: bool, tool: str, progress) 
             raise FpgaError(f"{tool} must be on PATH to build {board.name}, not missing; "
                             f"the project in {out_dir} builds with its run script on a "
                             f"machine that has it (or pass plan_only=True / --plan-only)")
-        raise FpgaError(f"running {tool} from vtalab is not supported yet; run "
-                        f"{out_dir}/build.sh")
+        progress(f"  running {out_dir / 'build.sh'} ({tool}) ...")
+        result = subprocess.run(["sh", "build.sh"], cwd=out_dir)
+        if result.returncode != 0:
+            raise FpgaError(f"{out_dir / 'build.sh'} must succeed, not exit with "
+                            f"{result.returncode}")
+        report["plan_only"] = False
     return report

@@ -1,0 +1,41 @@
+"""CLI glue for ``vtalab build``: the lead's vtalab/cli.py calls ``add_build_parser(sub)``.
+
+    vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only] [--seed N]
+    vtalab build --list
+"""
+from __future__ import annotations
+
+
+def add_build_parser(subparsers) -> None:
+    build = subparsers.add_parser("build", help="build a bitstream or a vendor project for a board")
+    build.add_argument("--board", help="board name (see --list)")
+    build.add_argument("--config", default=None,
+                       help="preset or .json/.toml file (default: the board's preset)")
+    build.add_argument("--out", default=None, help="output folder (default: build/<board>)")
+    build.add_argument("--plan-only", action="store_true",
+                       help="write the project / build scripts without running tools")
+    build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    build.add_argument("--list", action="store_true", help="list the boards")
+    build.set_defaults(func=run_build)
+
+
+def run_build(args) -> int:
+    from vtalab.spec import load_config
+    from vtalab.spec.errors import VtaError
+
+    from .boards import BOARDS
+    from .build import build_board
+    if args.list or not args.board:
+        for name, board in sorted(BOARDS.items()):
+            cfg = board.cfg()
+            print(f"{name:<16} {board.part:<20} {board.flow:<8} "
+                  f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}  {board.notes}")
+        if not args.list:
+            raise VtaError("--board must name a board (see vtalab build --list), not be missing")
+        return 0
+    cfg = load_config(args.config) if args.config else None
+    report = build_board(args.board, plan_only=args.plan_only, out_dir=args.out, cfg=cfg,
+                         seed=args.seed, progress=lambda line: print(line, flush=True))
+    if report.get("plan_only"):
+        print(f"wrote {report['out_dir']}")
+    return 0
