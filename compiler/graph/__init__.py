@@ -1,9 +1,18 @@
-"""vtalab.compiler.graph: typed graph IR, ONNX import, reference interpreters, graph passes.
+"""vtalab.compiler.graph: the graph level of the compiler.
 
-    graph = load_onnx("model.onnx")            # verified, immutable Graph
-    y = run(graph, x)                          # float reference (numpy)
-    q = compile_graph(graph, config, calibration=samples)   # the pass pipeline
-    y8 = run_int8(q, x)                        # independent int8 reference
+    graph = load_onnx("model.onnx")                    # verified, immutable, typed Graph
+    y = run(graph, x)                                  # float reference (numpy, ONNX semantics)
+    final = compile_graph(graph, "default", calibration=samples)   # the pass pipeline
+    y8 = run_int8(final, x)                            # independent int8 reference
+    print(partition_report(final), final.meta["memory_plan"].report())
+
+Pipeline (passes/pipeline.py, one ordered list; verifier after every pass):
+lower_qlinear, fold_constants, strip_qdq, fold_batch_norm, dead_code (canonicalise) ->
+quantize (power-of-two int8; requantisation = bias add, arithmetic shift, clip) ->
+partition (accel / cpu with reasons) -> pack_layout (NCHW{n}n{c}c, OIHW{o}o{i}i, channel
+padding, blocks from the Config) -> fuse (accel_conv2d / accel_dense; CPU qconv2d / qdense)
+-> fuse_elementwise (CPU chains) -> dead_code_final -> plan_memory (DRAM buffer reuse).
+The fused operators' integer semantics are documented in ops.py (`_accel`).
 """
 from .errors import GraphError, ModelError, QuantizeError, UnsupportedOpError
 from .int8_ref import run_int8

@@ -37,8 +37,7 @@ def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
     cfg = ctx.config
     if node.op == "dense":
         k, m = x.shape[1], graph.types[node.inputs[1]].shape[0]
-        return "accel", (f"int8 dense {k}->{m} (padded {pad_channels(k, cfg.block_in)}->"
-                         f"{pad_channels(m, cfg.block_out)})")
+        return "accel", f"int8 dense {k}->{m}{_padding(k, m, cfg)}"
     groups = node.attr("groups", 1)
     if groups != 1:
         return "cpu", (f"grouped conv2d (groups={groups}) is not a dense GEMM; the "
@@ -46,8 +45,12 @@ def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
     if tuple(node.attr("dilations", (1, 1))) != (1, 1):
         return "cpu", f"dilated conv2d {node.attr('dilations')}: no accelerator template"
     c, o = x.shape[1], graph.types[node.inputs[1]].shape[0]
-    return "accel", (f"int8 conv2d {c}->{o} channels (padded {pad_channels(c, cfg.block_in)}"
-                     f"->{pad_channels(o, cfg.block_out)})")
+    return "accel", f"int8 conv2d {c}->{o} channels{_padding(c, o, cfg)}"
+
+
+def _padding(cin: int, cout: int, cfg) -> str:
+    padded = (pad_channels(cin, cfg.block_in), pad_channels(cout, cfg.block_out))
+    return "" if padded == (cin, cout) else f" (padded {padded[0]}->{padded[1]})"
 
 
 def _epilogue_role(graph: Graph, node: Node, acc: str) -> str:
