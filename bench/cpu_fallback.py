@@ -33,21 +33,25 @@ def blas_threads(n: int) -> None:
                 return
 
 
-def best_ms(fn, budget_s: float) -> float:
-    """Best mean over 5 batches of one call's time (robust on a shared machine)."""
-    fn()
-    fn()
-    t0 = time.perf_counter()
-    fn()
-    one = max(time.perf_counter() - t0, 1e-6)
-    reps = max(1, int(budget_s / 5 / one))
-    best = float("inf")
-    for _ in range(5):
+def best_ms(fns, budget_s: float, rounds: int = 7) -> list[float]:
+    """Best batch-mean milliseconds of each function, measured in interleaved rounds so
+    that every contestant sees the same background load (this machine is shared)."""
+    reps = []
+    for fn in fns:
+        fn()
+        fn()
         t0 = time.perf_counter()
-        for _ in range(reps):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / reps)
-    return best * 1e3
+        fn()
+        one = max(time.perf_counter() - t0, 1e-6)
+        reps.append(max(1, int(budget_s / rounds / one)))
+    best = [float("inf")] * len(fns)
+    for _ in range(rounds):
+        for k, (fn, n) in enumerate(zip(fns, reps)):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / n)
+    return [b * 1e3 for b in best]
 
 
 # ---- numpy baselines ---------------------------------------------------------------------
@@ -154,9 +158,8 @@ def main(argv=None) -> int:
         for threads in (1, 2):
             blas_threads(threads)
             ort_fn = ort_session(op, x, inits, threads, **attrs)
-            ours = best_ms(lambda: kernel(*kargs, threads=threads), budget)
-            base = best_ms(np_fn, budget)
-            onnx = best_ms(ort_fn, budget)
+            ours, base, onnx = best_ms([lambda: kernel(*kargs, threads=threads), np_fn,
+                                        ort_fn], budget)
             results.append(dict(row=name, kind=kind, threads=threads, ok=ok, vtalab_ms=ours,
                                 numpy_ms=base, ort_ms=onnx, vs_numpy=base / ours,
                                 vs_ort=onnx / ours))
