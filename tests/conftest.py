@@ -1,7 +1,11 @@
 import os
-from pathlib import Path
 
-import pytest
+# Two cores are shared by everything the suite runs: BLAS threads only fight each other.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
