@@ -174,5 +174,8 @@ class CudaRunner:
                    "cuEventElapsedTime")
             return ms.value / repeat
         finally:
+            for ev in (start, end):
+                if ev.value:
+                    self.lib.cuEventDestroy_v2(ev)
             for b in bufs:
                 b.free()

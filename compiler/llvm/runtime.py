@@ -48,7 +48,10 @@ def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
 
 
 class Kernel:
-    """A compiled PrimFunc: call it with one C-contiguous array per parameter."""
+    """A compiled PrimFunc: call it with one C-contiguous array per parameter.
+
+    Arrays must not overlap (parameters are ``noalias``). Workspaces belong to the kernel,
+    so one Kernel must not run on two threads at once (build another for that)."""
 
     def __init__(self, func: PrimFunc, plan, obj: bytes, tm, threads: int, cached: bool):
         self.func, self.plan, self.threads, self.cached = func, plan, threads, cached
