@@ -59,8 +59,13 @@ def _epilogue(conv, bias, relu, oc_axis=1, oc_index=None):
     return te.compute(conv.shape, body, name="conv_out")
 
 
-def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=False):
-    """(padded input, output) tensors of an NCHW convolution with OIHW weights."""
+def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=False,
+                        ow_multiple: int = 1):
+    """(padded input, convolution, output) tensors of an NCHW convolution with OIHW weights.
+
+    ``ow_multiple`` > 1 computes the convolution on a row rounded up to that multiple (the
+    padded input gets extra zero columns) so full-width vector tiles need no masks; only
+    the output stage stores a masked tail."""
     N, IC, H, W = x.shape
     OC, ICg, KH, KW = w.shape
     (sh, sw), (dh, dw) = stride, dilation
@@ -69,6 +74,9 @@ def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=Fa
                          f"OC divisible by groups={groups}, not {w.shape}")
     OH = out_size(H, KH, sh, dh, pads[0], pads[2])
     OW = out_size(W, KW, sw, dw, pads[1], pads[3])
+    OWc = -(-OW // ow_multiple) * ow_multiple
+    if OWc != OW:
+        pads = (pads[0], pads[1], pads[2], pads[3] + (OWc - OW) * sw)
     xp = pad_nchw(x, pads, name="xpad") if any(pads) else x
     acc = _acc_dtype(x.dtype)
     ic, kh, kw = te.reduce_axis(ICg, "ic"), te.reduce_axis(KH, "kh"), te.reduce_axis(KW, "kw")
@@ -78,8 +86,22 @@ def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=Fa
         chan = ic if groups == 1 else (oc // OCg) * ICg + ic
         a = xp[n, chan, oh * sh + kh * dh, ow * sw + kw * dw]
         return te.sum(_mac(a, w[oc, ic, kh, kw], acc), axis=[ic, kh, kw])
-    conv = te.compute((N, OC, OH, OW), body, name="conv")
-    return xp, conv, _epilogue(conv, bias, relu)
+    conv = te.compute((N, OC, OH, OWc), body, name="conv")
+    if OWc == OW:
+        return xp, conv, _epilogue(conv, bias, relu)
+
+    def crop(n, oc, oh, ow):
+        v = conv[n, oc, oh, ow]
+        if bias is not None:
+            v = v + bias[oc]
+        return te.max(v, te.cast(v.dtype, 0)) if relu else v
+    return xp, conv, te.compute((N, OC, OH, OW), crop, name="conv_out")
+
+
+def row_multiple(ow: int, target=None, dtype="float32") -> int:
+    """1, or the vector width when OW should be computed rounded up to full vectors."""
+    full = vector_lanes(target, _acc_dtype(dtype))
+    return full if ow % full and ow >= 12 else 1
 
 
 def schedule_conv_nchw(s, xp, conv, out, target=None, lanes=None, oc_tile=None):
@@ -94,7 +116,10 @@ def schedule_conv_nchw(s, xp, conv, out, target=None, lanes=None, oc_tile=None):
         s[conv].compute_inline()
     st = s[out]
     n, oc, oh, ow = st.leaf_iter_vars
-    lanes = lanes or pick_lanes(ow.extent, vector_lanes(target, local.dtype))
+    full = vector_lanes(target, local.dtype)
+    if lanes is None:
+        lanes = full if conv.shape[3] % full == 0 and ow.extent % full else \
+            pick_lanes(ow.extent, full)
     oc_tile = oc_tile or pick_factor(oc.extent, 16)
     oco, oci = st.split(oc, oc_tile)
     owo, owi = st.split(ow, lanes)
@@ -119,11 +144,15 @@ def conv2d_nchw_kernel(x_shape, w_shape, dtype="float32", stride=1, padding=0, d
     key = ("conv2d_nchw", tuple(x_shape), tuple(w_shape), str(dtype), stride, pads, dilation,
            groups, bias, relu)
 
+    def _ow():
+        return out_size(x_shape[3], w_shape[3], stride[1], dilation[1], pads[1], pads[3])
+
     def make():
         x = te.placeholder(x_shape, dtype, "x")
         w = te.placeholder(w_shape, dtype, "w")
         b = te.placeholder((w_shape[0],), _acc_dtype(dtype), "bias") if bias else None
-        xp, conv, out = conv2d_nchw_compute(x, w, stride, pads, dilation, groups, b, relu)
+        xp, conv, out = conv2d_nchw_compute(x, w, stride, pads, dilation, groups, b, relu,
+                                            row_multiple(_ow(), target, dtype))
         s = te.create_schedule(out)
         schedule_conv_nchw(s, xp, conv, out, target)
         args = [x, w] + ([b] if bias else []) + [out]
