@@ -127,15 +127,14 @@ def softmax_kernel(M, N, target=None):
 
     def make():
         x = te.placeholder((M, N), "float32", "x")
-        lanes = pick_lanes(N, vector_lanes(target))
-        if lanes < 4 and N > vector_lanes(target):
-            lanes = vector_lanes(target)          # masked tail
+        full = vector_lanes(target)
+        lanes = full if N >= full else pick_lanes(N, full)     # full vectors, masked tail
         x3, stages, out = softmax_compute(x, lanes)
         s = te.create_schedule(out)
         s[x3].compute_inline()
         st = s[out]
         m, n = st.leaf_iter_vars
-        no, ni = st.split(n, pick_lanes(N, vector_lanes(target)))
+        no, ni = st.split(n, lanes)
         st.vectorize(ni)
         if M > 1:
             st.parallel(m)
@@ -149,7 +148,7 @@ def softmax_kernel(M, N, target=None):
             ps.vectorize(pj)
         es = s[e]
         em, ez, en = es.leaf_iter_vars
-        eo, ei = es.split(en, pick_lanes(N, vector_lanes(target)))
+        eo, ei = es.split(en, lanes)
         es.vectorize(ei)
         return s, [x, out], "softmax"
     return compiled(key, make, target)

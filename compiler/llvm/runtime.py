@@ -5,12 +5,14 @@
 
 Parallel regions are split into contiguous chunks, one per thread; ctypes releases the GIL
 during each call, so chunks run concurrently on a shared thread pool. Kernels touching less
-than ``PARALLEL_MIN_BYTES`` run on the calling thread (a thread hand-off costs ~20-50 us).
+than ``PARALLEL_MIN_BYTES`` run on the calling thread (a thread hand-off costs ~20-50 us);
+larger ones time their first calls both ways and keep the faster mode per thread count.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -23,6 +25,7 @@ from .jit import LoadedObject, compile_object, target_machine
 from .module import build_module
 
 PARALLEL_MIN_BYTES = 1 << 18    # smaller kernels run on the calling thread only
+CALIBRATION_RUNS = 3             # timed calls per mode before a kernel picks one
 _pool_lock = threading.Lock()
 _pools: dict = {}
 
@@ -69,6 +72,8 @@ class Kernel:
         self._expect = [(b.shape, b.dtype.numpy, b in func.outputs) for b in plan.params]
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
         self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(p for _, p in self._regions)
+        self._modes: dict = {}       # threads -> "serial" | "parallel", once calibrated
+        self._samples: dict = {}
 
     @property
     def name(self) -> str:
@@ -116,6 +121,30 @@ class Kernel:
         if threads <= 1 or not self._parallel:
             self._main(*ptrs, 0, 0)
             return
+        mode = self._modes.get(threads)
+        if mode is None:
+            return self._calibrate(ptrs, threads)
+        if mode == "serial":
+            self._main(*ptrs, 0, 0)
+        else:
+            self._run_parallel(ptrs, threads)
+
+    def _calibrate(self, ptrs, threads: int) -> None:
+        """The first calls alternate serial and threaded runs (each call runs once, so
+        semantics are unchanged); then the faster mode is kept for this thread count."""
+        samples = self._samples.setdefault(threads, {"serial": [], "parallel": []})
+        mode = "serial" if len(samples["serial"]) <= len(samples["parallel"]) else "parallel"
+        t0 = time.perf_counter()
+        if mode == "serial":
+            self._main(*ptrs, 0, 0)
+        else:
+            self._run_parallel(ptrs, threads)
+        samples[mode].append(time.perf_counter() - t0)
+        if len(samples["parallel"]) >= CALIBRATION_RUNS:
+            best = {k: min(v) for k, v in samples.items()}
+            self._modes[threads] = min(best, key=best.get)
+
+    def _run_parallel(self, ptrs, threads: int) -> None:
         pool = _pool(threads)
         for fn, extent in self._regions:
             if not extent or extent == 1:

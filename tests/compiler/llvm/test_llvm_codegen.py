@@ -170,3 +170,25 @@ def test_exp_as_intrinsic_or_polynomial_agree():
         got = np.zeros(40, "float32")
         build(func, HOST, fast_exp=fast)(xs, got)
         np.testing.assert_allclose(got, want, rtol=3e-6)
+
+
+def test_parallel_regions_run_on_threads_and_pick_a_mode():
+    a = te.placeholder((256, 512), "float32", "a")
+    s1 = te.compute((256, 512), lambda i, j: a[i, j] * 2.0, name="s1")
+    s2 = te.compute((256, 512), lambda i, j: s1[i, j] + a[i, j], name="s2")
+    s = te.create_schedule(s2)
+    for t in (s1, s2):
+        i, j = s[t].leaf_iter_vars
+        s[t].parallel(i)
+        jo, ji = s[t].split(j, 16)
+        s[t].vectorize(ji)
+    kernel = build(lower_schedule(s, [a, s2], "two_stage"), HOST)
+    assert [r.parallel for r in kernel.plan.regions] == [256, 256]
+    assert [b.name for b in kernel.plan.workspaces] == ["s1"]
+    x = np.random.default_rng(0).standard_normal((256, 512)).astype("float32")
+    for _ in range(8):                  # calibration alternates serial and threaded runs
+        out = np.zeros_like(x)
+        kernel(x, out, threads=2)
+        np.testing.assert_array_equal(out, x * 3)
+    assert kernel._modes[2] in ("serial", "parallel")
+    assert all(len(v) >= 3 for v in kernel._samples[2].values())
