@@ -199,7 +199,8 @@ def conv2d_nchwc_compute(x, w, stride, pads, dilation, bias=None, relu=False):
     return xp, conv, _epilogue(conv, bias, relu, oc_index=oc_index)
 
 
-def schedule_conv_nchwc(s, xp, conv, out, target=None):
+def schedule_conv_nchwc(s, xp, conv, out, target=None, ow_tile=None, unroll_ici=True):
+    """Register tiles of ``ow_tile`` output pixels x one packed channel block."""
     if xp.op is not out.op and hasattr(xp.op, "axes"):
         st = s[xp]
         n, c, h, w, b = st.leaf_iter_vars
@@ -209,7 +210,7 @@ def schedule_conv_nchwc(s, xp, conv, out, target=None):
         s[conv].compute_inline()
     st = s[out]
     n, oco, oh, ow, oci = st.leaf_iter_vars
-    ow_tile = pick_factor(ow.extent, 8)
+    ow_tile = ow_tile or pick_factor(ow.extent, 8)
     owo, owi = st.split(ow, ow_tile)
     st.reorder(n, oco, oh, owo, owi, oci)
     st.unroll(owi)
@@ -221,6 +222,8 @@ def schedule_conv_nchwc(s, xp, conv, out, target=None):
     ls.compute_at(st, owo)
     ls.unroll(low)
     ls.vectorize(loc)
+    if unroll_ici and ici.extent <= 16:
+        ls.unroll(ici)
 
 
 def conv2d_nchwc_kernel(x_shape, w_shape, dtype="float32", stride=1, padding=0, dilation=1,
