@@ -5,15 +5,17 @@ import subprocess
 
 import pytest
 
-from vtalab.spec import preset
+from vtalab.spec import Config, preset
 
 from .rtl import run, toolchain
 
 
 @pytest.mark.slow
-def test_core_programs_match_functional_simulator():
+@pytest.mark.parametrize("bus_bits", [64, 256])
+def test_core_programs_match_functional_simulator(bus_bits):
     from vtalab.hw.core import Core
-    run("core-tiny", Core(preset("tiny")), "tb_core", env={"VTALAB_CONFIG": "tiny"})
+    cfg = Config.from_dict(dict(preset("tiny").hardware_dict(), bus_bits=bus_bits))
+    run(f"core-tiny-{bus_bits}", Core(cfg), "tb_core", env={"VTALAB_BUS_BITS": str(bus_bits)})
 
 
 @pytest.mark.parametrize("name", ["tiny", "default"])

@@ -12,10 +12,11 @@ from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 
 from axi_model import AxiLiteHost, AxiMemory
 from programs import PROGRAMS, REGION, perf_program
-from vtalab.spec import preset
+from vtalab.spec import Config, preset
 from vtalab.spec.regs import STATUS_BITS, offset
 
-CFG = preset(os.environ.get("VTALAB_CONFIG", "tiny"))
+CFG = Config.from_dict(dict(preset("tiny").hardware_dict(),
+                            bus_bits=int(os.environ.get("VTALAB_BUS_BITS", "64"))))
 CYCLE_LIMIT = int(os.environ.get("VTALAB_CYCLE_LIMIT", "20000"))
 
 
