@@ -1,4 +1,7 @@
-"""On-disk cache of compiled objects keyed by (kernel IR hash, target fingerprint).
+"""On-disk cache of compiled objects keyed by (loop-IR fingerprint, target, options).
+
+The key hashes the PrimFunc's structure (not the LLVM IR), so a hit skips code
+generation entirely; ``CODEGEN_VERSION`` must change whenever codegen output changes.
 
 Default folder: ``$VTALAB_CACHE_DIR/llvm`` or ``~/.cache/vtalab/llvm``. Writes are atomic
 (temporary file in the same folder, then ``os.replace``), so concurrent compilers never
@@ -6,18 +9,60 @@ see a partial object. ``cache_dir=False`` disables the cache.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
 from pathlib import Path
 
-CODEGEN_VERSION = "llvm-codegen-1"
+CODEGEN_VERSION = "llvm-codegen-2"   # bump when code generation changes
 
 
 def default_dir() -> Path:
     root = os.environ.get("VTALAB_CACHE_DIR")
     base = Path(root) if root else Path.home() / ".cache" / "vtalab"
     return base / "llvm"
+
+
+def func_fingerprint(func) -> str:
+    """Canonical text of a PrimFunc: every node with its dtype, Vars and Buffers numbered
+    by first appearance (uids differ between processes, structure does not)."""
+    names: dict = {}
+    out: list = []
+
+    def visit(node) -> None:
+        if isinstance(node, tuple):
+            out.append("(")
+            for item in node:
+                visit(item)
+            out.append(")")
+            return
+        kind = type(node).__name__
+        if kind in ("Var", "Buffer"):
+            key = (kind, node.uid)
+            if key not in names:
+                names[key] = len(names)
+                extra = f"{node.dtype}" if kind == "Var" else \
+                    f"{node.dtype}{list(node.shape)}{node.scope}"
+                out.append(f"{kind}#{names[key]}:{node.name}:{extra}")
+            else:
+                out.append(f"{kind}#{names[key]}")
+            return
+        if not dataclasses.is_dataclass(node):
+            out.append(repr(node))
+            return
+        out.append(kind + "{")
+        for f in dataclasses.fields(node):
+            out.append(f.name + "=")
+            visit(getattr(node, f.name))
+        if hasattr(node, "dtype"):
+            out.append(f"dtype={node.dtype}")
+        out.append("}")
+
+    visit(func.params)
+    visit(func.body)
+    visit(func.outputs)
+    return hashlib.sha256(" ".join(out).encode()).hexdigest()
 
 
 def kernel_key(ir_text: str, target_key: str, opt: int = 3) -> str:

@@ -87,29 +87,37 @@ def build_module(func: PrimFunc, triple: str = "", data_layout: str = "",
     """The LLVM module of ``func`` and the plan the runtime needs to call it."""
     if not isinstance(func, PrimFunc):
         raise CompileError(f"kernel must be a PrimFunc, not {type(func).__name__}")
+    plan, parts = plan_kernel(func)
     module = ir.Module(name=func.name)
     if triple:
         module.triple = triple
     if data_layout:
         module.data_layout = data_layout
-    workspaces, parts = split_regions(func)
-    buffers = list(func.params) + list(workspaces)
-    base = symbol_name(func.name)
-    regions = []
-    for k, (stmt, loop) in enumerate(parts):
-        fn = _declare(module, f"{base}__r{k}", len(buffers))
+    buffers = list(plan.buffers)
+    for region, (stmt, loop) in zip(plan.regions, parts):
+        fn = _declare(module, region.symbol, len(buffers))
         em = FunctionEmitter(fn, buffers, fast_exp)
         if loop is None:
             em.stmt(stmt)
         else:
             em._s_For(loop, start=fn.args[-2], stop=fn.args[-1])
         em.finish()
-        regions.append(Region(fn.name, loop.extent if loop is not None else None))
-    main = _declare(module, base, len(buffers))
+    main = _declare(module, plan.name, len(buffers))
     b = ir.IRBuilder(main.append_basic_block("entry"))
-    for r in regions:
+    for r in plan.regions:
         args = list(main.args[:len(buffers)])
         args += [ir.Constant(I64, 0), ir.Constant(I64, r.parallel or 0)]
         b.call(module.globals[r.symbol], args)
     b.ret_void()
-    return module, KernelPlan(base, tuple(func.params), workspaces, tuple(regions))
+    return module, plan
+
+
+def plan_kernel(func: PrimFunc) -> tuple[KernelPlan, list]:
+    """The KernelPlan of ``func`` (cheap: no LLVM IR) and its (stmt, loop) regions."""
+    if not isinstance(func, PrimFunc):
+        raise CompileError(f"kernel must be a PrimFunc, not {type(func).__name__}")
+    workspaces, parts = split_regions(func)
+    base = symbol_name(func.name)
+    regions = tuple(Region(f"{base}__r{k}", loop.extent if loop is not None else None)
+                    for k, (_, loop) in enumerate(parts))
+    return KernelPlan(base, tuple(func.params), workspaces, regions), parts

@@ -20,9 +20,9 @@ import numpy as np
 from ..errors import CompileError
 from ..ir.func import PrimFunc
 from ..target import Target
-from .cache import kernel_key, open_cache
+from .cache import func_fingerprint, kernel_key, open_cache
 from .jit import LoadedObject, compile_object, target_machine
-from .module import build_module
+from .module import build_module, plan_kernel
 
 PARALLEL_MIN_BYTES = 1 << 18    # smaller kernels run on the calling thread only
 CALIBRATION_RUNS = 3             # timed calls per mode before a kernel picks one
@@ -163,16 +163,17 @@ def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
     target = target or Target.host()
     cpu = target.cpu
     tm = target_machine(cpu.triple, cpu.name, cpu.features, opt)
-    module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp)
-    text = str(module)
     cache = open_cache(cache_dir)
-    key = kernel_key(text, target.fingerprint() + "|cpu", opt)
+    key = kernel_key(func_fingerprint(func), f"{target.fingerprint()}|cpu|exp={fast_exp}", opt)
     obj = cache.get(key) if cache is not None else None
     cached = obj is not None
     if obj is None:
-        obj = compile_object(text, tm, opt)
+        module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp)
+        obj = compile_object(str(module), tm, opt)
         if cache is not None:
             cache.put(key, obj)
+    else:
+        plan, _ = plan_kernel(func)
     return Kernel(func, plan, obj, tm, cpu.threads, cached)
 
 
