@@ -118,8 +118,12 @@ def test_strided_vector_loads_and_scalar_broadcast():
 def test_object_cache_makes_second_build_a_hit(tmp_path):
     func = _matmul(3, 4, 5, "float32", lambda s, C: None)
     first = build(func, HOST, cache_dir=tmp_path)
-    second = build(func, HOST, cache_dir=tmp_path)
-    assert not first.cached and second.cached
+    second = build(_matmul(3, 4, 5, "float32", lambda s, C: None), HOST, cache_dir=tmp_path)
+    assert not first.cached and second.cached      # same structure, new Var/Buffer uids
+    assert not build(_matmul(3, 4, 5, "int8", lambda s, C: None), HOST,
+                     cache_dir=tmp_path).cached
+    assert not build(_matmul(3, 4, 6, "float32", lambda s, C: None), HOST,
+                     cache_dir=tmp_path).cached
     assert list(tmp_path.rglob("*.o")) and not list(tmp_path.rglob(".tmp-*"))
     a, b = np.ones((3, 5), "float32"), np.ones((5, 4), "float32")
     c = np.zeros((3, 4), "float32")
