@@ -1,0 +1,215 @@
+"""Lowering of one `accel_conv2d` / `accel_dense` node to an accelerator kernel.
+
+    plan = lower_accel(graph, node, cfg)     # AccelPlan, or raises Unsupported (-> CPU)
+
+The node's attributes become an `Epilogue` (templates.py); knobs are chosen automatically:
+candidate tilings are ranked by output per tile (fewest reloads), then by reduction depth,
+with two virtual threads before one, and the first that fits the SRAMs (estimated here,
+then confirmed by the accelerator pipeline) is kept. Operands are bound to graph values
+(activations in the memory plan), graph constants (packed weights) or constants prepared
+here (bias and shift vectors in the template's layout). A residual is widened to int32 by
+a CPU step into a scratch buffer, so the accumulator can load it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtalab.spec import Config
+
+from ..errors import CompileError
+from ..graph.ir import Graph, Node
+from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
+from ..topi.common import divisors
+from ..vta import build
+from .kernel import AccelKernel
+from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
+    split_shift_vector
+
+MAX_TRIES = 6
+
+
+class Unsupported(CompileError):
+    """An accelerator node this lowering cannot run; the module runs it on the CPU."""
+
+
+@dataclass
+class AccelPlan:
+    kernel: AccelKernel
+    bindings: dict            # param -> ("value" | "const" | "scratch", name)
+    consts: dict              # new constant name -> array
+    widen: tuple | None       # (residual value, scratch name): int8 -> int32 on the CPU
+    info: dict = field(default_factory=dict)
+
+
+def _vector(array, blocks: int, cfg: Config) -> np.ndarray:
+    """A packed per-channel graph constant (or scalar) as a (blocks, batch, block_out) int32."""
+    a = np.asarray(array)
+    flat = np.broadcast_to(a.reshape(-1), (blocks * cfg.block_out,)) if a.size == 1 \
+        else a.reshape(blocks * cfg.block_out)
+    return np.ascontiguousarray(np.broadcast_to(
+        flat.reshape(blocks, 1, cfg.block_out), (blocks, cfg.batch, cfg.block_out))
+    ).astype(np.int32)
+
+
+def _shift_steps(amount, blocks, cfg, prefix, consts) -> tuple:
+    """Epilogue steps for a scalar or per-channel shift attribute; vectors go to consts."""
+    lo, hi = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    a = np.asarray(0 if amount is None else amount, np.int64)
+    if a.size == 1 or np.all(a == a.reshape(-1)[0]):
+        return tuple(split_shift(int(a.reshape(-1)[0]), lo, hi))
+    steps = []
+    for k, chunk in enumerate(split_shift_vector(a, lo, hi)):
+        consts[f"{prefix}{k}"] = _vector(chunk, blocks, cfg)
+        steps.append(VEC)
+    return tuple(steps)
+
+
+def _bound(node: Node, key: str, trivial: int) -> int | None:
+    """A clip bound as an ALU immediate; None where it clips nothing (the int32 limit)."""
+    value = node.attr(key)
+    if value is None or int(value) == trivial:
+        return None
+    if not -(1 << 15) <= int(value) < (1 << 15):
+        raise Unsupported(f"{key} of {node.name} must fit the ALU's 16-bit immediate, "
+                          f"not {value}")
+    return int(value)
+
+
+def epilogue_of(graph: Graph, node: Node, blocks: int, cfg: Config):
+    """(Epilogue, {param: array}) from a fused node's inputs and attributes."""
+    if node.attr("out_dtype", "int8") != "int8":
+        raise Unsupported(f"out_dtype of {node.name} must be int8 on the accelerator, "
+                          f"not {node.attr('out_dtype')}")
+    consts = {}
+    has_bias = len(node.inputs) > 2 and bool(node.inputs[2])
+    if has_bias:
+        consts["bias"] = _vector(graph.constants[node.inputs[2]], blocks, cfg)
+    residual = len(node.inputs) > 3 and bool(node.inputs[3])
+    rshifts = _shift_steps(node.attr("residual_shr", 0), blocks, cfg, "rshift", consts) \
+        if residual else ()
+    shifts = _shift_steps(node.attr("shift", 0), blocks, cfg, "shift", consts)
+    lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
+    return Epilogue(has_bias, residual, rshifts, shifts, lo, hi), consts
+
+
+def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
+    x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
+    strides, pads = tuple(node.attr("strides", (1, 1))), tuple(node.attr("pads", (0,) * 4))
+    kh, kw = w[2], w[3]
+    problems = []
+    if kh != kw:
+        problems.append(f"kernel must be square, not {kh}x{kw}")
+    if strides[0] != strides[1]:
+        problems.append(f"strides must be equal, not {strides}")
+    if len(set(pads)) != 1 or (pads[0] and pads[0] >= kh):
+        problems.append(f"pads must be equal and below the kernel size, not {pads}")
+    if tuple(node.attr("dilations", (1, 1))) != (1, 1) or node.attr("groups", 1) != 1:
+        problems.append("dilations and groups must be 1")
+    if x[4] != cfg.batch or x[5] != cfg.block_in or w[4] != cfg.block_out:
+        problems.append(f"blocks must be the config's, not {x[4:]}/{w[4:]}")
+    if problems:
+        raise Unsupported(f"accel_conv2d {node.name}: " + "; ".join(problems))
+    return Conv2dShape(x[0] * x[4], x[1] * x[5], x[2], x[3], w[0] * w[4], kh, strides[0],
+                       pads[0])
+
+
+def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue) -> list[Conv2dKnobs]:
+    oh, ow = sh.out_hw
+    cob, cb = sh.filters // cfg.block_out, sh.channels // cfg.block_in
+    found = []
+    for vt in (2, 1):
+        for th in divisors(oh):
+            for tw in sorted(divisors(ow), reverse=True)[:3]:
+                rows, cols = (th - 1) * sh.stride + sh.kernel, (tw - 1) * sh.stride + sh.kernel
+                for tco in divisors(cob):
+                    if (cob // tco) % vt:
+                        continue
+                    acc = vt * tco * (th * tw * (1 + ep.residual) + ep.vectors + 1)
+                    for tci in divisors(cb):
+                        if vt * tci * rows * cols > cfg.depth("inp") or acc > cfg.depth("acc") \
+                                or vt * tco * tci * sh.kernel ** 2 > cfg.depth("wgt"):
+                            continue
+                        kn = Conv2dKnobs(th, 0 if tw == ow else tw, tco, tci, vt)
+                        found.append(((th * tw * tco, tci, vt), kn))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [kn for _, kn in found]
+
+
+def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[DenseKnobs]:
+    mb, kb, nb = m // cfg.batch, k // cfg.block_in, n // cfg.block_out
+    found = []
+    for vt in (2, 1):
+        for tn in divisors(nb):
+            if (nb // tn) % vt:
+                continue
+            for tm in divisors(mb):
+                acc = vt * tn * (tm * (1 + ep.residual) + ep.vectors + 1)
+                for tk in divisors(kb):
+                    if vt * tm * tk > cfg.depth("inp") or vt * tn * tk > cfg.depth("wgt") or \
+                            acc > cfg.depth("acc"):
+                        continue
+                    found.append(((tm * tn, tk, vt), DenseKnobs(tm, tn, tk, "mn", vt)))
+    found.sort(key=lambda item: item[0], reverse=True)
+    return [kn for _, kn in found]
+
+
+def _first_that_builds(cfg, name, candidates, declare):
+    errors = []
+    for knobs in candidates[:MAX_TRIES]:
+        try:
+            sch, args = declare(knobs)
+            return knobs, args, build(sch, cfg, args, name)
+        except CompileError as exc:
+            errors.append(f"{knobs}: {exc}")
+    raise Unsupported(f"{name} must fit the accelerator with some tiling, not with any of "
+                      f"{len(candidates)} candidates ({errors[-1] if errors else 'none fit'})")
+
+
+def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
+    out_type = graph.types[node.outputs[0]]
+    blocks = out_type.shape[1]
+    ep, consts = epilogue_of(graph, node, blocks, cfg)
+    if node.op == "accel_conv2d":
+        sh = conv_shape(graph, node, cfg)
+        knobs, args, program = _first_that_builds(
+            cfg, node.name, conv_candidates(cfg, sh, ep),
+            lambda kn: fused_conv2d(cfg, sh, ep, kn))
+        macs, what = sh.macs, (f"conv {sh.channels}->{sh.filters} {sh.kernel}x{sh.kernel}/"
+                               f"{sh.stride} {sh.height}x{sh.width}")
+    elif node.op == "accel_dense":
+        x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
+        m, k, n = x[0] * x[2], x[1] * x[3], w[0] * w[2]
+        knobs, args, program = _first_that_builds(
+            cfg, node.name, dense_candidates(cfg, m, k, n, ep),
+            lambda kn: fused_dense(cfg, m, k, n, ep, kn))
+        macs, what = m * k * n, f"dense {k}->{n}"
+    else:
+        raise Unsupported(f"op of {node.name} must be accel_conv2d or accel_dense, not {node.op}")
+    kernel = AccelKernel.from_program(program)
+    bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: ("const", node.inputs[1]),
+                args[-1].name: ("value", node.outputs[0])}
+    named = {}
+    for name, array in consts.items():
+        named[f"{node.name}:{name}"] = array
+        bindings[name] = ("const", f"{node.name}:{name}")
+    widen = None
+    if ep.residual:
+        widen = (node.inputs[3], f"{node.name}:residual")
+        bindings["residual"] = ("scratch", widen[1])
+    _check_shapes(graph, kernel, bindings, named)
+    info = {"macs": macs, "what": what, "knobs": str(knobs),
+            "ideal_cycles": -(-macs // cfg.macs_per_cycle)}
+    return AccelPlan(kernel, bindings, named, widen, info)
+
+
+def _check_shapes(graph, kernel, bindings, consts) -> None:
+    for param in kernel.params:
+        kind, name = bindings[param.name]
+        if kind == "scratch":
+            continue
+        shape = consts[name].shape if name in consts else graph.types[name].shape
+        if tuple(shape) != param.shape:
+            raise CompileError(f"{param.name} of kernel {kernel.name} must have shape "
+                               f"{param.shape}, not {tuple(shape)} (value {name})")

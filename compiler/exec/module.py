@@ -1,0 +1,184 @@
+"""The executable module: compiled steps bound to a planned DRAM layout.
+
+    module = compile_model("resnet18.onnx", "default", calibration=samples)
+    outputs, profile = module.run(x)                  # fsim by default; backend="rtl"
+    save_module(module, "resnet18.vtl"); module = load_module("resnet18.vtl")
+
+`build_module(final_graph, cfg)` turns the graph pipeline's result into one `Step` per node,
+in graph order: an accelerator step (an `AccelKernel` with its operand bindings) for each
+`accel_conv2d` / `accel_dense` the lowering can run, a CPU step (a node whose kernel is
+made on first use) for every other node. Activations live in the memory plan's arena;
+residual scratch buffers follow it; constants are kept per name.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vtalab.spec import Config, load_config
+
+from ..graph.ir import Graph, Node, TensorType
+from ..graph.passes.partition import partition_report
+from .kernel import AccelKernel
+from .lower import Unsupported, lower_accel
+
+FORMAT_VERSION = 1
+ALIGN = 256  # bytes: a whole number of entries of every buffer kind
+
+
+def _align(n: int, a: int = ALIGN) -> int:
+    return -(-n // a) * a
+
+
+@dataclass
+class Step:
+    name: str
+    op: str
+    target: str                     # "accel" or "cpu"
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    reason: str = ""
+    node: Node | None = None        # cpu steps
+    kernel: AccelKernel | None = None
+    bindings: dict = field(default_factory=dict)
+    widen: tuple | None = None      # (residual value, scratch name)
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Module:
+    cfg: Config
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    types: dict                     # value -> TensorType (activations and scratch)
+    offsets: dict                   # value -> byte offset in the arena (+ scratch)
+    arena_bytes: int
+    consts: dict                    # name -> array (graph constants and prepared operands)
+    steps: list
+    report: str = ""
+    stats: dict = field(default_factory=dict)
+
+    def input_type(self, index: int = 0) -> TensorType:
+        return self.types[self.inputs[index]]
+
+    def run(self, feeds, device=None, backend: str = "fsim", progress=None, keep=False):
+        """Run on `device` (or a fresh one of `backend`); returns (outputs, Profile)."""
+        from .runner import run_module
+        return run_module(self, feeds, device, backend, progress, keep)
+
+    def summary(self) -> str:
+        accel = [s for s in self.steps if s.target == "accel"]
+        macs = sum(s.info.get("macs", 0) for s in self.steps)
+        on_accel = sum(s.info.get("macs", 0) for s in accel)
+        share = on_accel / macs if macs else 0.0
+        return (f"module {self.name} for {self.cfg.name} ({self.cfg.fingerprint()}): "
+                f"{len(self.steps)} steps, {len(accel)} on the accelerator "
+                f"({sum(len(s.kernel) for s in accel):,} instructions, {share:.1%} of "
+                f"{macs:,} MACs), DRAM arena {self.arena_bytes / 1024:,.1f} KiB, constants "
+                f"{sum(a.nbytes for a in self.consts.values()) / 1024:,.1f} KiB")
+
+
+def _macs(graph: Graph, node: Node) -> int:
+    if node.op in ("conv2d", "qconv2d", "accel_conv2d"):
+        w = graph.types[node.inputs[1]].shape
+        out = graph.types[node.outputs[0]].size
+        per = int(np.prod(w[1:4])) * (w[-1] if node.attr("layout") == "packed" else 1)
+        return out * per
+    if node.op in ("dense", "qdense", "accel_dense", "matmul"):
+        x = graph.types[node.inputs[0]].shape
+        k = x[1] * x[3] if node.attr("layout") == "packed" else x[-1]
+        return graph.types[node.outputs[0]].size * k
+    return 0
+
+
+def _cpu_step(graph: Graph, node: Node, reason: str) -> Step:
+    return Step(node.name, node.op, "cpu", node.inputs, node.outputs, reason, node=node,
+                info={"macs": _macs(graph, node)})
+
+
+def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Module:
+    """Lower every node of a compiled (final) graph into a module."""
+    cfg = load_config(cfg)
+    reasons = {p.node: p.reason for p in graph.meta.get("partition", ())}
+    plan = graph.meta["memory_plan"]
+    offsets = {b.value: b.offset for b in plan.buffers}
+    types = {v: graph.types[v] for v in offsets}
+    consts, steps, scratch_end = {}, [], _align(plan.arena_bytes)
+    accel_nodes = [n for n in graph.nodes if n.attr("target") == "accel"]
+    for node in graph.nodes:
+        reason = reasons.get(node.name, "")
+        if node.attr("target") != "accel" or not node.op.startswith("accel_"):
+            steps.append(_cpu_step(graph, node, reason or "cpu"))
+            continue
+        if echo:
+            echo(f"  lowering {node.name} ({len([s for s in steps if s.target == 'accel']) + 1}"
+                 f"/{len(accel_nodes)})")
+        try:
+            plan_ = lower_accel(graph, node, cfg)
+        except Unsupported as exc:
+            steps.append(_cpu_step(graph, node, f"accelerator lowering: {exc}"))
+            continue
+        consts.update(plan_.consts)
+        if plan_.widen is not None:
+            residual, scratch = plan_.widen
+            types[scratch] = TensorType(graph.types[residual].shape, "int32")
+            offsets[scratch] = scratch_end
+            scratch_end = _align(scratch_end + types[scratch].nbytes)
+        for kind, name in plan_.bindings.values():
+            if kind == "const":
+                consts.setdefault(name, graph.constants.get(name))
+        steps.append(Step(node.name, node.op, "accel", node.inputs, node.outputs,
+                          reason or "accelerator", kernel=plan_.kernel,
+                          bindings=plan_.bindings, widen=plan_.widen, info=plan_.info))
+    for step in steps:
+        if step.target == "cpu":
+            for v in step.inputs:
+                if v and v in graph.constants:
+                    consts[v] = graph.constants[v]
+    for v in graph.outputs:
+        types.setdefault(v, graph.types[v])
+    report = partition_report(graph) + "\n" + plan.report()
+    return Module(cfg, graph.name, tuple(graph.inputs), tuple(graph.outputs), types,
+                  offsets, scratch_end, consts, steps, report)
+
+
+def compile_model(model, config: Config | str | None = "default", calibration=None,
+                  per_channel: bool = False, quantize: bool = True, echo=None) -> Module:
+    """ONNX (path, bytes or ModelProto) or a Graph -> Module, timing each phase."""
+    from ..graph import compile_graph, load_onnx
+    cfg = load_config(config)
+    start = time.perf_counter()
+    graph = model if isinstance(model, Graph) else load_onnx(model)
+    if calibration is not None:
+        calibration = check_calibration(graph, calibration)
+    final = compile_graph(graph, cfg, calibration=calibration, per_channel=per_channel,
+                          quantize=quantize)
+    mid = time.perf_counter()
+    module = build_module(final, cfg, echo)
+    end = time.perf_counter()
+    module.stats.update(graph_seconds=mid - start, lower_seconds=end - mid,
+                        compile_seconds=end - start)
+    return module
+
+
+def check_calibration(graph: Graph, samples) -> list[np.ndarray]:
+    """A calibration set as a list of arrays shaped like the single input (or a stack)."""
+    from ..graph.errors import ModelError
+    want = graph.types[graph.inputs[0]]
+    arrays = list(samples) if not isinstance(samples, np.ndarray) else None
+    if arrays is None:
+        if samples.shape == want.shape:
+            arrays = [samples]
+        elif samples.shape[1:] == want.shape or samples.shape[1:] == want.shape[1:]:
+            arrays = [s.reshape(want.shape) for s in samples]
+        else:
+            raise ModelError(f"calibration data must be shaped {want.shape} or [count, "
+                             f"*{want.shape}], not {tuple(samples.shape)}")
+    for a in arrays:
+        if tuple(np.shape(a)) != want.shape:
+            raise ModelError(f"calibration sample must be shaped {want.shape}, "
+                             f"not {tuple(np.shape(a))}")
+    return [np.asarray(a, np.float32) for a in arrays]

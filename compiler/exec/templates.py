@@ -1,0 +1,238 @@
+"""Fused accelerator templates: conv2d / dense with the graph's whole requant epilogue.
+
+The graph's `accel_conv2d` / `accel_dense` (compiler/graph/ops.py `_accel`) compute
+
+    acc  = x * w ; acc += bias ; acc += shr(int32(residual), residual_shr)
+    acc  = shr(acc, shift) ; out = int8(clip(acc, lo, hi))
+
+compiler/topi's templates cover bias + scalar shift + clip. These declarations add what
+the graph needs on top, all on the accumulator: a residual operand (int32 tile loaded
+into acc, aligned by its own shifts, then added), per-channel shift amounts (acc operands
+of SHR, loaded like the bias) and shift amounts beyond the ALU's signed 5-bit field (split
+into several SHR steps: x >> a >> b == x >> (a + b), and likewise for left shifts). The
+schedules are topi's (same loop structure, knobs and virtual threads) with every acc
+operand cache-read next to the bias.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from vtalab.spec import Config
+
+from .. import te
+from ..errors import LoweringError
+from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
+from ..topi.common import divides
+from ..vta.intrin import gemm_intrinsic
+
+VEC = "vec"  # a shift step whose amount is a per-channel operand vector
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """What the accumulator does after the GEMM. Shift steps: ints (immediates) or VEC."""
+    bias: bool = False
+    residual: bool = False
+    residual_shifts: tuple = ()
+    shifts: tuple = ()
+    lo: int | None = -128
+    hi: int | None = 127
+
+    @property
+    def vectors(self) -> int:
+        """acc entries per output-channel block besides the residual (bias, shift vectors)."""
+        steps = self.residual_shifts + self.shifts
+        return int(self.bias) + sum(1 for s in steps if s == VEC)
+
+
+def split_shift(amount: int, lo: int = -16, hi: int = 15) -> list[int]:
+    """Steps within the ALU's shift field whose sum is `amount` (no step for 0)."""
+    steps = []
+    while amount:
+        step = min(max(amount, lo), hi)
+        steps.append(step)
+        amount -= step
+    return steps
+
+
+def split_shift_vector(amounts: np.ndarray, lo: int = -16, hi: int = 15) -> list[np.ndarray]:
+    """Per-channel shift vectors, each within the ALU's field, summing to `amounts`."""
+    rest = np.asarray(amounts, np.int64).copy()
+    chunks = []
+    while np.any(rest):
+        step = np.clip(rest, lo, hi)
+        chunks.append(step.astype(np.int32))
+        rest -= step
+    return chunks
+
+
+def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
+    """(acc-scope stages, [(placeholder, first reader stage)], int8 output)."""
+    stages, operands = [], []
+    head = [acc]  # the main accumulator chain
+
+    def step(src, amount, name):
+        """src >> amount (an immediate, or a per-channel operand vector)."""
+        if amount == VEC:
+            v = te.placeholder(vec_shape, "int32", name)
+            t = te.compute(shape, lambda *i: src(*i) >> v(*vec_index(i)), f"{name}_step")
+            operands.append((v, t))
+        else:
+            t = te.compute(shape, lambda *i: src(*i) >> amount if amount > 0
+                           else src(*i) << -amount, f"{name}_step")
+        stages.append(t)
+        return t
+
+    def chain(fn, name):
+        prev = head[-1]
+        head.append(te.compute(shape, lambda *i: fn(prev, i), name))
+        stages.append(head[-1])
+        return head[-1]
+
+    if ep.bias:
+        b = te.placeholder(vec_shape, "int32", "bias")
+        operands.append((b, chain(lambda p, i: p(*i) + b(*vec_index(i)), "bias_add")))
+    if ep.residual:
+        res = te.placeholder(shape, "int32", "residual")
+        aligned, first = res, None
+        for k, amount in enumerate(ep.residual_shifts):
+            aligned = step(aligned, amount, f"rshift{k}")
+            first = first or aligned
+        final = aligned
+        add = chain(lambda p, i: p(*i) + final(*i), "residual_add")
+        operands.append((res, first or add))
+    for k, amount in enumerate(ep.shifts):
+        head.append(step(head[-1], amount, f"shift{k}"))
+    lo, hi = ep.lo, ep.hi
+    for bound in (lo, hi):
+        if bound is not None and not -(1 << 15) <= bound < (1 << 15):
+            raise LoweringError(f"clip bound must fit the ALU's 16-bit immediate, not {bound}")
+
+    def clip(p, i):
+        v = p(*i)
+        v = te.min(v, hi) if hi is not None else v
+        return te.max(v, lo) if lo is not None else v
+    if lo is not None or hi is not None:
+        chain(clip, "clip")
+    last = head[-1]
+    out = te.compute(shape, lambda *i: last(*i).astype("int8"), "out")
+    return stages, operands, out
+
+
+def _place_acc_stages(s, out, at, acc, stages, operands):
+    for ph, reader in operands:
+        buf = s.cache_read(ph, "acc", [reader])
+        s[buf].compute_at(s[out], at)
+        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
+    for t in [acc] + stages:
+        s[t].set_scope("acc")
+        s[t].compute_at(s[out], at)
+    for t in stages:
+        s[t].pragma(s[t].op.axes[0], "alu")
+
+
+def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
+    """(schedule, [data, kernel, *operands, out]) of a packed conv2d with epilogue `ep`."""
+    B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+    nb, cb, cob = sh.batch // B, sh.channels // BI, sh.filters // BO
+    oh, ow = sh.out_hw
+    H, W, K, S, P = sh.height, sh.width, sh.kernel, sh.stride, sh.pad
+    data = te.placeholder((nb, cb, H, W, B, BI), "int8", "data")
+    kernel = te.placeholder((cob, cb, K, K, BO, BI), "int8", "kernel")
+    padded = data
+    if P:
+        padded = te.compute((nb, cb, H + 2 * P, W + 2 * P, B, BI), lambda n, c, h, w, x, y:
+                            te.select((h >= P) & (h < H + P) & (w >= P) & (w < W + P),
+                                      data[n, c, h - P, w - P, x, y], 0), "data_pad")
+    ci, kh, kw, cii = (te.reduce_axis(cb, "ci"), te.reduce_axis(K, "kh"),
+                       te.reduce_axis(K, "kw"), te.reduce_axis(BI, "cii"))
+    shape = (nb, cob, oh, ow, B, BO)
+    acc = te.compute(shape, lambda n, co, h, w, x, y: te.sum(
+        padded[n, ci, h * S + kh, w * S + kw, x, cii].astype("int32")
+        * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
+    stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
+                                              lambda i: (i[1], i[4], i[5]))
+    s = _schedule_conv(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
+    return s, [data, kernel] + [ph for ph, _ in operands] + [out]
+
+
+def _schedule_conv(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn):
+    oh, ow = sh.out_hw
+    tw = kn.tile_w or ow
+    divides(kn.tile_h, "tile_h", oh, "output height")
+    divides(tw, "tile_w", ow, "output width")
+    divides(kn.tile_co, "tile_co", sh.filters // cfg.block_out, "filter blocks")
+    divides(kn.tile_ci, "tile_ci", sh.channels // cfg.block_in, "channel blocks")
+    s = te.create_schedule(out)
+    if padded is data:
+        inp = s.cache_read(data, "inp", [acc])
+    else:
+        inp = padded
+        s[inp].set_scope("inp")
+    wgt = s.cache_read(kernel, "wgt", [acc])
+    n, co, h, w, x, y = s[out].op.axes
+    coo, coi = s[out].split(co, kn.tile_co)
+    ho, hi = s[out].split(h, kn.tile_h)
+    wo, wi = s[out].split(w, tw)
+    if kn.vthread_axis == "co":
+        divides(kn.vthreads, "vthreads", sh.filters // cfg.block_out // kn.tile_co,
+                "filter tiles")
+        vt, coo = s[out].split(coo, nparts=kn.vthreads)
+    else:
+        divides(kn.vthreads, "vthreads", oh // kn.tile_h, "row tiles")
+        vt, ho = s[out].split(ho, nparts=kn.vthreads)
+    s[out].reorder(n, vt, coo, ho, wo, coi, hi, wi, x, y)
+    s[out].vthread(vt)
+    _place_acc_stages(s, out, wo, acc, stages, operands)
+    cn, cco, ch, cw, cx, cy = s[acc].op.axes
+    ci, kh, kw, cii = s[acc].op.reduce_axes
+    cio, cii2 = s[acc].split(ci, kn.tile_ci)
+    s[acc].reorder(cio, cn, cco, cii2, kh, kw, ch, cw, cx, cy, cii)
+    for buf in (inp, wgt):
+        s[buf].compute_at(s[acc], cio)
+        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
+    s[acc].tensorize(cx, gemm_intrinsic(cfg))
+    s[out].pragma(coi, "dma_copy")
+    return s
+
+
+def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnobs):
+    """(schedule, [data, weight, *operands, out]) of a packed dense with epilogue `ep`."""
+    B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+    mb, kb, nb = m // B, k // BI, n // BO
+    data = te.placeholder((mb, kb, B, BI), "int8", "data")
+    weight = te.placeholder((nb, kb, BO, BI), "int8", "weight")
+    ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
+    shape = (mb, nb, B, BO)
+    acc = te.compute(shape, lambda i, j, x, y: te.sum(
+        data[i, ko, x, ki].astype("int32") * weight[j, ko, y, ki].astype("int32"),
+        axis=[ko, ki]), "gemm")
+    stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
+                                              lambda i: (i[1], i[2], i[3]))
+    divides(kn.tile_m, "tile_m", mb, "M blocks")
+    divides(kn.tile_n, "tile_n", nb, "N blocks")
+    divides(kn.tile_k, "tile_k", kb, "K blocks")
+    divides(kn.vthreads, "vthreads", nb // kn.tile_n, "N tiles")
+    s = te.create_schedule(out)
+    data_buf = s.cache_read(data, "inp", [acc])
+    wgt_buf = s.cache_read(weight, "wgt", [acc])
+    i, j, x, y = s[out].op.axes
+    io, ii = s[out].split(i, kn.tile_m)
+    jo, ji = s[out].split(j, kn.tile_n)
+    jv, jo = s[out].split(jo, nparts=kn.vthreads)
+    outer = [io, jv, jo] if kn.order == "mn" else [jv, jo, io]
+    s[out].reorder(*outer, ii, ji, x, y)
+    s[out].vthread(jv)
+    _place_acc_stages(s, out, outer[-1], acc, stages, operands)
+    gi, gj, gx, gy = s[acc].op.axes
+    gko, gki = s[acc].op.reduce_axes
+    koo, koi = s[acc].split(gko, kn.tile_k)
+    s[acc].reorder(koo, gi, gj, koi, gx, gy, gki)
+    for buf in (data_buf, wgt_buf):
+        s[buf].compute_at(s[acc], koo)
+        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
+    s[acc].tensorize(gx, gemm_intrinsic(cfg))
+    s[out].pragma(ii, "dma_copy")
+    return s, [data, weight] + [ph for ph, _ in operands] + [out]
