@@ -133,7 +133,7 @@ def dense_compute(x, wp, bias=None, relu=False):
     return mm, te.compute((M, NO, nb), epi, name="dense_out")
 
 
-def schedule_dense(s, mm, out, target=None):
+def schedule_dense(s, mm, out, target=None, blocks=None):
     local = s.cache_write(mm, "local")
     if out is not mm:
         s[mm].compute_inline()
@@ -141,7 +141,8 @@ def schedule_dense(s, mm, out, target=None):
     m, no, ni = st.leaf_iter_vars
     nvec = -(-ni.extent // vector_lanes(target, local.dtype))
     mo, mi = st.split(m, pick_factor(m.extent, 4))
-    blocks = pick_factor(no.extent, max(1, 12 // (nvec * mi.extent)))
+    regs = 28 if vector_lanes(target) >= 16 else 12          # AVX-512 has 32 registers
+    blocks = blocks or pick_factor(no.extent, max(1, regs // (nvec * mi.extent)))
     noo, noi = st.split(no, blocks)     # independent accumulators hide the FMA latency
     st.reorder(noo, mo, mi, noi, ni)
     st.unroll(mi)

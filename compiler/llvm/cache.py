@@ -59,6 +59,7 @@ def func_fingerprint(func) -> str:
             out.append(f"dtype={node.dtype}")
         out.append("}")
 
+    out.append(f"func {func.name}")      # symbol names derive from it
     visit(func.params)
     visit(func.body)
     visit(func.outputs)

@@ -124,6 +124,9 @@ def test_object_cache_makes_second_build_a_hit(tmp_path):
                      cache_dir=tmp_path).cached
     assert not build(_matmul(3, 4, 6, "float32", lambda s, C: None), HOST,
                      cache_dir=tmp_path).cached
+    renamed = _matmul(3, 4, 5, "float32", lambda s, C: None)
+    renamed = type(renamed)("other", renamed.params, renamed.body, renamed.outputs)
+    assert not build(renamed, HOST, cache_dir=tmp_path).cached     # symbols differ
     assert list(tmp_path.rglob("*.o")) and not list(tmp_path.rglob(".tmp-*"))
     a, b = np.ones((3, 5), "float32"), np.ones((5, 4), "float32")
     c = np.zeros((3, 4), "float32")
