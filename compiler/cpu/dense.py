@@ -97,8 +97,12 @@ def matmul(a, b, target=None) -> np.ndarray:
 
 
 def dense_block(N: int, target=None) -> int:
-    """Output features per packed weight block (a divisor of N that fills vectors)."""
-    return pick_lanes(N, vector_lanes(target))
+    """Output features per packed weight block: whole vectors, as many as registers allow,
+    so each output tile streams one contiguous block of the packed weight."""
+    full = vector_lanes(target)
+    lanes = pick_lanes(N, full)
+    regs = 28 if full >= 16 else 12                 # AVX-512 has 32 vector registers
+    return lanes * pick_factor(N // lanes, max(1, regs // -(-lanes // full)))
 
 
 def pack_dense_weight(w, block: int | None = None, target=None) -> np.ndarray:
@@ -133,31 +137,31 @@ def dense_compute(x, wp, bias=None, relu=False):
     return mm, te.compute((M, NO, nb), epi, name="dense_out")
 
 
-def schedule_dense(s, mm, out, target=None, blocks=None):
+def schedule_dense(s, mm, out, target=None):
+    """Each output tile (up to 4 rows x one weight block) accumulates in registers."""
     local = s.cache_write(mm, "local")
     if out is not mm:
         s[mm].compute_inline()
+    full = vector_lanes(target, local.dtype)
     st = s[out]
     m, no, ni = st.leaf_iter_vars
-    nvec = -(-ni.extent // vector_lanes(target, local.dtype))
-    mo, mi = st.split(m, pick_factor(m.extent, 4))
-    regs = 28 if vector_lanes(target) >= 16 else 12          # AVX-512 has 32 registers
-    blocks = blocks or pick_factor(no.extent, max(1, regs // (nvec * mi.extent)))
-    noo, noi = st.split(no, blocks)     # independent accumulators hide the FMA latency
-    st.reorder(noo, mo, mi, noi, ni)
+    lanes = pick_lanes(ni.extent, full)
+    mo, mi = st.split(m, pick_factor(m.extent, max(1, 28 // max(1, ni.extent // lanes))))
+    nio, nii = st.split(ni, lanes)
+    st.reorder(no, mo, mi, nio, nii)
     st.unroll(mi)
-    st.unroll(noi)
-    st.vectorize(ni)
-    fused = st.fuse(noo, mo)
+    st.vectorize(nii)
+    fused = st.fuse(no, mo)
     if fused.extent > 1:
         st.parallel(fused)
     ls = s[local]
     lm, lno, lni, k = ls.leaf_iter_vars
-    ls.reorder(k, lm, lno, lni)
+    lo, li = ls.split(lni, lanes)
+    ls.reorder(lno, k, lm, lo, li)
     ls.compute_at(st, fused)
     ls.unroll(lm)
-    ls.unroll(lno)
-    ls.vectorize(lni)
+    ls.unroll(lo)
+    ls.vectorize(li)
 
 
 def dense_kernel(M, K, N, block, dtype="float32", bias=False, relu=False, target=None):
