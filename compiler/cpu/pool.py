@@ -45,10 +45,8 @@ def pool2d_compute(x, kind, kernel, stride, pads, dilation=(1, 1), count_include
 
 
 def schedule_pool2d(s, xp, pooled, out, target=None):
-    if xp.op is not out.op and hasattr(xp.op, "axes"):
-        st = s[xp]
-        n, c, h, w = st.leaf_iter_vars
-        st.parallel(st.fuse(st.fuse(n, c), h))
+    """Per channel plane (in parallel): pad it into a cache-resident scratch plane, then
+    reduce each output row tile over the window in vector registers."""
     local = s.cache_write(pooled, "local")
     if out is not pooled:
         s[pooled].compute_inline()
@@ -56,7 +54,12 @@ def schedule_pool2d(s, xp, pooled, out, target=None):
     n, c, oh, ow = st.leaf_iter_vars
     owo, owi = st.split(ow, pick_lanes(ow.extent, vector_lanes(target, local.dtype)))
     st.vectorize(owi)
-    st.parallel(st.fuse(st.fuse(n, c), oh))
+    plane = st.fuse(n, c)
+    st.parallel(plane)
+    if xp.op is not out.op and hasattr(xp.op, "axes"):
+        ps = s[xp]
+        ps.compute_at(st, plane)
+        ps.vectorize(ps.split(ps.leaf_iter_vars[-1], vector_lanes(target, xp.dtype))[1])
     ls = s[local]
     ln, lc, loh, low, kh, kw = ls.leaf_iter_vars
     ls.reorder(ln, lc, loh, kh, kw, low)
