@@ -30,8 +30,30 @@ def _cmd_disasm(args) -> int:
 
 
 def _cmd_demo(args) -> int:
-    from vtalab.demo import run_demo
-    return run_demo(args.config, backend=args.backend, size=args.size, seed=args.seed)
+    if args.matmul:
+        from vtalab.demo import run_demo
+        return run_demo(args.config, backend=args.backend, size=tuple(args.size or (64, 256, 256)),
+                        seed=args.seed)
+    if args.size is not None:
+        raise VtaError(f"--size must come with --matmul, not alone (the ResNet-18 demo "
+                       f"takes --input-size)")
+    from vtalab.demo import run_resnet_demo
+    return run_resnet_demo(args.config, backend=args.backend, input_size=args.input_size,
+                           seed=args.seed)
+
+
+def _cmd_compile(args) -> int:
+    from vtalab.compiler.exec.commands import compile_file
+    compile_file(args.model, args.output, args.config, args.calibrate,
+                 per_channel=args.per_channel, quantize=not args.float)
+    return 0
+
+
+def _cmd_run(args) -> int:
+    from vtalab.compiler.exec.commands import progress_printer, run_file
+    run_file(args.model, args.input, args.output, args.backend, args.config, args.calibrate,
+             progress=None if args.quiet else progress_printer())
+    return 0
 
 
 def _cmd_verilog(args) -> int:
@@ -53,13 +75,40 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vtalab", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="build, run and check a blocked int8 matmul with requant")
+    demo = sub.add_parser("demo", help="compile ResNet-18 (built in code), run it on the "
+                          "accelerator and check it (--matmul: the blocked matmul demo)")
     demo.add_argument("--config", default="default", help="preset name or .json/.toml file")
     demo.add_argument("--backend", default="fsim", help="device backend (default: fsim)")
-    demo.add_argument("--size", type=int, nargs=3, default=(64, 256, 256), metavar=("M", "K", "N"),
-                      help="matrix sizes: (M x K) int8 times (K x N) int8")
+    demo.add_argument("--input-size", type=int, default=64,
+                      help="ResNet-18 input height/width (default 64)")
+    demo.add_argument("--matmul", action="store_true",
+                      help="run the blocked int8 matmul demo instead")
+    demo.add_argument("--size", type=int, nargs=3, default=None, metavar=("M", "K", "N"),
+                      help="with --matmul: (M x K) int8 times (K x N) int8 (64 256 256)")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
+
+    comp = sub.add_parser("compile", help="compile an ONNX model into a module file (.vtl)")
+    comp.add_argument("model", help="ONNX model file")
+    comp.add_argument("-o", "--output", required=True, help="module file to write (.vtl)")
+    comp.add_argument("--config", default="default", help="preset name or .json/.toml file")
+    comp.add_argument("--calibrate", metavar="DATA.npy",
+                      help="calibration inputs: one input-shaped array or a stack of them")
+    comp.add_argument("--per-channel", action="store_true", help="per-channel weight scales")
+    comp.add_argument("--float", action="store_true",
+                      help="no quantisation: everything on the CPU fallback in float32")
+    comp.set_defaults(func=_cmd_compile)
+
+    run = sub.add_parser("run", help="run a module (.vtl) or an ONNX model on a backend")
+    run.add_argument("model", help="MODEL.vtl, or MODEL.onnx (compiled first)")
+    run.add_argument("--input", required=True, metavar="X.npy", help="the model's input")
+    run.add_argument("--output", metavar="Y.npy", help="write the output here")
+    run.add_argument("--backend", default="fsim", help="fsim (default) or rtl")
+    run.add_argument("--config", default=None,
+                     help="for .onnx: target config (default: default); for .vtl: must match")
+    run.add_argument("--calibrate", metavar="DATA.npy", help="for .onnx: calibration inputs")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    run.set_defaults(func=_cmd_run)
 
     config = sub.add_parser("config", help="show or list hardware configurations")
     config_sub = config.add_subparsers(dest="config_command", required=True)

@@ -132,7 +132,7 @@ def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue) -> list[Conv2dKn
                                 or vt * tco * tci * sh.kernel ** 2 > cfg.depth("wgt"):
                             continue
                         kn = Conv2dKnobs(th, 0 if tw == ow else tw, tco, tci, vt)
-                        found.append(((th * tw * tco, tci, vt), kn))
+                        found.append(((vt, th * tw * tco, tci), kn))
     found.sort(key=lambda item: item[0], reverse=True)
     return [kn for _, kn in found]
 
@@ -150,7 +150,7 @@ def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[
                     if vt * tm * tk > cfg.depth("inp") or vt * tn * tk > cfg.depth("wgt") or \
                             acc > cfg.depth("acc"):
                         continue
-                    found.append(((tm * tn, tk, vt), DenseKnobs(tm, tn, tk, "mn", vt)))
+                    found.append(((vt, tm * tn, tk), DenseKnobs(tm, tn, tk, "mn", vt)))
     found.sort(key=lambda item: item[0], reverse=True)
     return [kn for _, kn in found]
 

@@ -60,6 +60,7 @@ class Module:
     steps: list
     report: str = ""
     stats: dict = field(default_factory=dict)
+    graph: Graph | None = None      # the compiled graph (not stored in module files)
 
     def input_type(self, index: int = 0) -> TensorType:
         return self.types[self.inputs[index]]
@@ -158,6 +159,7 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
                           quantize=quantize)
     mid = time.perf_counter()
     module = build_module(final, cfg, echo)
+    module.graph = final
     end = time.perf_counter()
     module.stats.update(graph_seconds=mid - start, lower_seconds=end - mid,
                         compile_seconds=end - start)

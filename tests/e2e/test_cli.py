@@ -10,16 +10,16 @@ from vtalab.spec import Isa, preset
 from vtalab.spec.isa import FinishInsn, GemmInsn
 
 
-def test_demo_runs_and_matches_numpy(capsys):
-    assert main(["demo", "--config", "tiny", "--size", "32", "64", "48"]) == 0
+def test_matmul_demo_runs_and_matches_numpy(capsys):
+    assert main(["demo", "--matmul", "--config", "tiny", "--size", "32", "64", "48"]) == 0
     out = capsys.readouterr().out
     assert "matches numpy bit for bit" in out
     assert "bytes moved:" in out and "micro-ops:" in out
 
 
-def test_demo_in_a_fresh_process():
-    done = subprocess.run([sys.executable, "-m", "vtalab", "demo", "--size", "16", "32", "32"],
-                          capture_output=True, text=True)
+def test_matmul_demo_in_a_fresh_process():
+    done = subprocess.run([sys.executable, "-m", "vtalab", "demo", "--matmul", "--size", "16",
+                           "32", "32"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "matches numpy bit for bit" in done.stdout
 
