@@ -16,7 +16,7 @@ before its handshake.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Elaboratable, Module, Mux, Signal, unsigned
+from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 

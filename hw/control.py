@@ -7,7 +7,7 @@ with bit 0 set; RO registers show a status input (``status_<bit>`` for STATUS,
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Const, Module, Signal
+from amaranth.hdl import Const, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

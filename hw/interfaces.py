@@ -1,4 +1,4 @@
-"""Signatures shared by the components: AXI4 / AXI4-Lite buses, DMA clients, token ports.
+"""Signatures shared by the components: AXI4 / AXI4-Lite buses, DMA clients, insn streams.
 
 All signatures are written from the initiator's side (``Out`` = driven by the master).
 """
@@ -78,13 +78,6 @@ class AxiLiteSignature(wiring.Signature):
             "araddr": Out(addr_bits), "arvalid": Out(1), "arready": In(1),
             "rdata": In(32), "rresp": In(2), "rvalid": In(1), "rready": Out(1),
         })
-
-
-class TokenSignature(wiring.Signature):
-    """A module's side of one dependency-token queue: pop or push one token per strobe."""
-
-    def __init__(self):
-        super().__init__({"push": Out(1), "pop": Out(1), "available": In(1)})
 
 
 def insn_stream() -> stream.Signature:

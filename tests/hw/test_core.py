@@ -28,3 +28,14 @@ def test_verilog_lints_clean(name, tmp_path):
                             env=env, capture_output=True, text=True)
     errors = [line for line in result.stderr.splitlines() if line.startswith("%Error")]
     assert result.returncode == 0 and not errors, "\n".join(errors[:20])
+
+
+@pytest.mark.slow
+def test_core_matches_vta_conformance_vectors(conformance_root):
+    """The default preset on VTA's own vectors (a long build: opt in)."""
+    if os.environ.get("VTALAB_RTL_CONFORMANCE") != "1":
+        pytest.skip("set VTALAB_RTL_CONFORMANCE=1 to build the default-preset Core (minutes)")
+    from vtalab.hw.core import Core
+    run("core-default", Core(preset("default")), "tb_conformance",
+        env={"VTALAB_CONFORMANCE_ROOT": str(conformance_root),
+             "VTALAB_CYCLE_LIMIT": "2000000"})

@@ -8,7 +8,7 @@ import os
 import cocotb
 import numpy as np
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
+from cocotb.triggers import ClockCycles, FallingEdge
 
 from axi_model import AxiLiteHost, AxiMemory
 from programs import PROGRAMS, REGION, perf_program
@@ -28,14 +28,15 @@ async def reset(dut):
     await ClockCycles(dut.clk, 1)
 
 
-async def run_image(dut, image: np.ndarray, count: int, pressure: float, seed: int):
-    """Run ``count`` instructions at REGION['insn']; return (final memory, counters)."""
+async def run_image(dut, image: np.ndarray, count: int, pressure: float, seed: int,
+                    insn_addr: int = REGION["insn"]):
+    """Run ``count`` instructions at ``insn_addr``; return (final memory, counters)."""
     await reset(dut)
     mem = image.copy()
     model = AxiMemory(dut, mem, CFG.bus_bytes, pressure=pressure, seed=seed)
     task = cocotb.start_soon(model.run())
     host = AxiLiteHost(dut)
-    await host.write(offset("insn_addr"), REGION["insn"])
+    await host.write(offset("insn_addr"), insn_addr)
     await host.write(offset("insn_addr") + 4, 0)
     await host.write(offset("insn_count"), count)
     await host.write(offset("start"), 1)
