@@ -11,7 +11,8 @@ _OPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "floordiv": "//", "floor
         "shl": "<<", "shr": ">>"}
 _CMPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!="}
 _CALLS = {"exp": "math.exp", "log": "math.log", "sqrt": "math.sqrt", "abs": "abs",
-          "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil"}
+          "tanh": "math.tanh", "floor": "math.floor", "ceil": "math.ceil",
+          "round": "round"}   # half to even, as llvm.roundeven
 
 
 class Namer:

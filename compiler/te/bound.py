@@ -29,8 +29,8 @@ def leaf_extents(stage: Stage, root_extents: dict) -> dict:
     return ext
 
 
-def root_values(stage: Stage, ext: dict) -> dict:
-    """Each IterVar's value as an expression of the leaf loop variables."""
+def iter_values(stage: Stage, ext: dict) -> dict:
+    """Every IterVar's value (root, intermediate, leaf) as an expression of the leaf loops."""
     value = {iv: iv.var for iv in stage.leaf_iter_vars}
     for rel in reversed(stage.relations):
         if isinstance(rel, Split):
@@ -38,11 +38,17 @@ def root_values(stage: Stage, ext: dict) -> dict:
         else:
             value[rel.outer] = value[rel.fused] // ext[rel.inner]
             value[rel.inner] = value[rel.fused] % ext[rel.inner]
-    return {iv: simplify(value[iv]) for iv in stage.root_iter_vars}
+    return {iv: simplify(v) for iv, v in value.items()}
+
+
+def root_values(stage: Stage, ext: dict) -> dict:
+    """Each root IterVar's value as an expression of the leaf loop variables."""
+    values = iter_values(stage, ext)
+    return {iv: values[iv] for iv in stage.root_iter_vars}
 
 
 def split_guards(stage: Stage, ext: dict) -> list:
-    """(root IterVar, extent) pairs whose split leaves a partial last tile."""
+    """IterVars (root or intermediate) whose split leaves a partial last tile."""
     out = []
     for rel in stage.relations:
         if isinstance(rel, Split) and ext[rel.outer] * ext[rel.inner] != ext[rel.parent]:

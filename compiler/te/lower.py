@@ -7,7 +7,7 @@ from ..ir.expr import Binary, Cmp, Const, INT32, Load
 from ..ir.func import PrimFunc
 from ..ir.stmt import Allocate, Attr, Buffer, For, IfThen, Store, seq
 from ..ir.visit import rebuild, substitute
-from .bound import Bounds, collect_reads, root_values, split_guards
+from .bound import Bounds, collect_reads, iter_values, root_values, split_guards
 from .schedule import Schedule, Stage
 from .tensor import Reduce, TensorRead
 
@@ -77,7 +77,7 @@ class _Lowering:
         buf = self.buffers[st]
         index = tuple(local[iv] if st.attach[0] == "scope" else coords[iv.var]
                       for iv in st.op.axes)
-        guard = self._guard(st, ext, local)
+        guard = self._guard(st, ext)
         body = st.op.body
         leaves = st.leaf_iter_vars
         if not isinstance(body, Reduce):
@@ -87,7 +87,7 @@ class _Lowering:
         if any(iv.kind == "reduce" for iv in leaves[:r0]):
             raise ScheduleError(f"stage {st.name} must have its reduce axes inside")
         init_leaves = [iv for iv in leaves[r0:] if iv.kind != "reduce"]
-        spatial_guard = self._guard(st, ext, local, spatial_only=True)
+        spatial_guard = self._guard(st, ext, spatial_only=True)
         init = self._loops(st, init_leaves, _guarded(spatial_guard, Store(buf, index, body.identity())),
                            ext, attach=False)
         acc = Load(buf, index)
@@ -108,12 +108,13 @@ class _Lowering:
                 body = Attr(f"pragma_{key}", value, body)
         return body
 
-    def _guard(self, st, ext, local, spatial_only: bool = False):
+    def _guard(self, st, ext, spatial_only: bool = False):
         cond = self._region_guard(st)
+        values = iter_values(st, ext)
         for iv in split_guards(st, ext):
-            if iv not in local or (spatial_only and iv.kind == "reduce"):
+            if iv not in values or (spatial_only and iv.kind == "reduce"):
                 continue
-            c = Cmp("lt", local[iv], Const(ext[iv], INT32))
+            c = Cmp("lt", values[iv], Const(ext[iv], INT32))
             cond = c if cond is None else Binary("and", cond, c)
         return cond
 

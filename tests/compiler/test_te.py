@@ -42,6 +42,24 @@ def test_tile_compute_at_cache_read_nondivisible_split():
     _check(s)
 
 
+def test_uneven_split_of_a_fused_or_split_axis_is_guarded():
+    # Splitting a fused axis (or a split's outer axis) into tiles that do not divide it
+    # must not write past the tensor.
+    for resplit in (False, True):
+        A = te.placeholder((3, 5), "float32", "A")
+        B = te.compute((3, 5), lambda i, j: A[i, j] + 1.0, name="B")
+        s = te.create_schedule(B)
+        fused = s[B].fuse(*s[B].leaf_iter_vars)
+        outer, _ = s[B].split(fused, 4)
+        if resplit:
+            s[B].split(outer, 3)
+        a = np.arange(15, dtype=np.float32).reshape(3, 5)
+        b = np.full((4, 5), -7.0, np.float32)     # one spare row catches stray writes
+        interp.run(lower_schedule(s), a, b[:3])
+        np.testing.assert_array_equal(b[:3], a + 1)
+        assert (b[3] == -7).all()
+
+
 def test_fuse_reorder_inline_annotations():
     A, B, C, D = _matmul()
     s = te.create_schedule(D)
