@@ -32,33 +32,18 @@ def members_of(prefix: str, sub, skip=()) -> dict:
             if name not in skip}
 
 
-class UnitsTop(wiring.Component):
-    """GEMM and ALU datapaths and a token queue side by side."""
-
-    def __init__(self, cfg):
-        self.cfg = cfg
-        self.parts = {"gemm": GemmCore(cfg), "alu": AluCore(cfg), "queue": TokenQueue(depth=4)}
-        members = {}
-        for prefix, part in self.parts.items():
-            members.update(members_of(prefix, part))
-        super().__init__(members)
-
-    def elaborate(self, platform):
-        m = Module()
-        for prefix, part in self.parts.items():
-            m.submodules[prefix] = part
-            expose(m, self, prefix, part)
-        return m
-
-
-class DmaTop(wiring.Component):
-    """The load module on read client 0 of an AXI master; clients 1, 2 and the write
-    client are driven by the bench."""
+class ModulesTop(wiring.Component):
+    """One build for the module benches: the load module on read client 0 of an AXI
+    master whose clients 1, 2 and write client the bench drives, plus the GEMM and ALU
+    datapaths and a token queue side by side."""
 
     def __init__(self, cfg):
         self.cfg = cfg
         self.load = Load(cfg)
+        self.parts = {"gemm": GemmCore(cfg), "alu": AluCore(cfg), "queue": TokenQueue(depth=4)}
         members = members_of("load", self.load, skip=("dma",))
+        for prefix, part in self.parts.items():
+            members.update(members_of(prefix, part))
         members.update({
             "axi": Out(AxiSignature(cfg.bus_bits)),
             "read_1": In(ReadClientSignature(cfg.bus_bits)),
@@ -70,6 +55,9 @@ class DmaTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         m.submodules.load = self.load
+        for prefix, part in self.parts.items():
+            m.submodules[prefix] = part
+            expose(m, self, prefix, part)
         m.submodules.master = master = AxiMaster(self.cfg, n_read=3)
         expose(m, self, "load", self.load, skip=("dma",))
         wiring.connect(m, self.load.dma, master.read_0)
