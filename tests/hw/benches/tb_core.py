@@ -107,3 +107,18 @@ async def test_perf(dut):
     if path:
         with open(path, "w") as out:
             json.dump(results, out)
+
+
+@cocotb.test()
+async def test_registers(dut):
+    """RW registers read back, W1S reads as 0, CONFIG_ID holds the Config's fingerprint."""
+    await reset(dut)
+    host = AxiLiteHost(dut)
+    for name, value in (("scratch", 0xDEADBEEF), ("insn_count", 1234),
+                        ("insn_addr", 0x12345670)):
+        await host.write(offset(name), value)
+        assert await host.read(offset(name)) == value, name
+    assert await host.read(offset("start")) == 0
+    assert await host.read(offset("config_id")) == CFG.config_id
+    status = await host.read(offset("status"))
+    assert status == 0, f"status must be 0 before START, not {status:#x}"
