@@ -285,37 +285,45 @@ struct Harness {
 
 }  // namespace
 
+// Every entry point makes its model's context the thread's current one: Verilator's
+// scope bookkeeping goes through it, and another model may have been made or deleted since.
+static Harness* H(void* h) {
+    auto* s = static_cast<Harness*>(h);
+    Verilated::threadContextp(&s->ctx);
+    return s;
+}
+
 extern "C" {
 void* vt_create(uint64_t dram_bytes, uint64_t seed) { return new Harness(dram_bytes, seed); }
-void vt_destroy(void* h) { delete static_cast<Harness*>(h); }
-uint8_t* vt_dram(void* h) { return static_cast<Harness*>(h)->dram.data(); }
+void vt_destroy(void* h) { delete H(h); }
+uint8_t* vt_dram(void* h) { return H(h)->dram.data(); }
 void vt_set_timing(void* h, uint32_t read_latency, uint32_t write_latency, uint32_t pressure) {
-    auto* s = static_cast<Harness*>(h);
+    auto* s = H(h);
     s->read_latency = read_latency; s->write_latency = write_latency; s->pressure = pressure;
 }
 void vt_set_seed(void* h, uint64_t seed) {
-    static_cast<Harness*>(h)->rng = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
+    H(h)->rng = 0x9E3779B97F4A7C15ull ^ (seed * 0xBF58476D1CE4E5B9ull);
 }
-void vt_reset(void* h) { static_cast<Harness*>(h)->reset(); }
-uint32_t vt_reg_read(void* h, uint32_t offset) { return static_cast<Harness*>(h)->reg_read(offset); }
+void vt_reset(void* h) { H(h)->reset(); }
+uint32_t vt_reg_read(void* h, uint32_t offset) { return H(h)->reg_read(offset); }
 void vt_reg_write(void* h, uint32_t offset, uint32_t value) {
-    static_cast<Harness*>(h)->reg_write(offset, value);
+    H(h)->reg_write(offset, value);
 }
 int vt_run(void* h, uint64_t insn_addr, uint32_t count, uint64_t max_cycles) {
-    return static_cast<Harness*>(h)->run(insn_addr, count, max_cycles);
+    return H(h)->run(insn_addr, count, max_cycles);
 }
-uint64_t vt_cycle(void* h) { return static_cast<Harness*>(h)->cycle; }
-const char* vt_error(void* h) { return static_cast<Harness*>(h)->error.c_str(); }
-uint64_t vt_begun(void* h, int module) { return static_cast<Harness*>(h)->begun[module]; }
-void vt_timeline(void* h, int enable) { static_cast<Harness*>(h)->timeline = enable != 0; }
-uint64_t vt_event_count(void* h) { return static_cast<Harness*>(h)->events.size(); }
+uint64_t vt_cycle(void* h) { return H(h)->cycle; }
+const char* vt_error(void* h) { return H(h)->error.c_str(); }
+uint64_t vt_begun(void* h, int module) { return H(h)->begun[module]; }
+void vt_timeline(void* h, int enable) { H(h)->timeline = enable != 0; }
+uint64_t vt_event_count(void* h) { return H(h)->events.size(); }
 void vt_events(void* h, uint64_t* out) {
-    auto& ev = static_cast<Harness*>(h)->events;
+    auto& ev = H(h)->events;
     if (!ev.empty()) memcpy(out, ev.data(), ev.size() * sizeof(Event));
 }
 int vt_trace_open(void* h, const char* path) {
 #if VM_TRACE
-    auto* s = static_cast<Harness*>(h);
+    auto* s = H(h);
     if (s->tfp) return 0;
     s->tfp = new VerilatedFstC;
     s->top->trace(s->tfp, 99);
@@ -328,7 +336,7 @@ int vt_trace_open(void* h, const char* path) {
 }
 void vt_trace_close(void* h) {
 #if VM_TRACE
-    auto* s = static_cast<Harness*>(h);
+    auto* s = H(h);
     if (s->tfp) { s->tfp->close(); delete s->tfp; s->tfp = nullptr; }
 #else
     (void)h;

@@ -3,7 +3,7 @@ import zlib
 import numpy as np
 import pytest
 
-from vtalab.runtime import open_device
+from tests.rtl.backends import BACKENDS, open_backend
 from vtalab.spec import preset
 
 PRESETS = ["default", "tiny"]
@@ -14,9 +14,15 @@ def cfg(request):
     return preset(request.param)
 
 
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
 @pytest.fixture
-def dev(cfg):
-    with open_device("fsim", cfg, dram_bytes=16 << 20) as device:
+def dev(cfg, backend):
+    """A fresh device of each backend: every test using it runs on fsim and on the RTL."""
+    with open_backend(backend, cfg, dram_bytes=16 << 20) as device:
         yield device
 
 

@@ -13,8 +13,10 @@ from .helpers import (acc_entries, alu_rows, identity_gemm, identity_weights, na
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 
 
-def acc_sram(dev, rows: slice) -> np.ndarray:
-    return dev.sim.sram.acc[rows]
+def check_acc_sram(dev, rows: slice, expected) -> None:
+    """The accumulator's contents, where the backend shows them (fsim only)."""
+    if getattr(dev, "sim", None) is not None:
+        np.testing.assert_array_equal(dev.sim.sram.acc[rows], expected)
 
 
 def test_save_load_out(cfg, dev, rng):
@@ -28,7 +30,7 @@ def test_save_load_out(cfg, dev, rng):
     store_rows(b, y_buf, rows)
     counters = b.synchronize()
     np.testing.assert_array_equal(read_out(dev, cfg, y_buf, rows), narrow(cfg, x))
-    np.testing.assert_array_equal(acc_sram(dev, slice(0, rows)), x)
+    check_acc_sram(dev, slice(0, rows), x)
     assert counters["bytes_acc"] == rows * cfg.entry_bytes("acc")
     assert counters["bytes_out"] == rows * cfg.entry_bytes("out")
     assert counters["alu_uops"] == rows
@@ -231,7 +233,7 @@ def test_alu_immediate(cfg, dev, rng, op, imm):
     store_rows(b, y_buf, m * n)
     b.synchronize()
     expected = alu_ref(op, a, imm, cfg)
-    np.testing.assert_array_equal(acc_sram(dev, slice(0, m * n)), expected)
+    check_acc_sram(dev, slice(0, m * n), expected)
     np.testing.assert_array_equal(read_out(dev, cfg, y_buf, m * n), narrow(cfg, expected))
 
 
@@ -251,7 +253,7 @@ def test_alu_accumulator_operand(cfg, dev, rng, op):
     store_rows(b, y_buf, rows)
     b.synchronize()
     expected = alu_ref(op, a, operand, cfg)
-    np.testing.assert_array_equal(acc_sram(dev, slice(0, rows)), expected)
+    check_acc_sram(dev, slice(0, rows), expected)
     np.testing.assert_array_equal(read_out(dev, cfg, y_buf, rows), narrow(cfg, expected))
 
 

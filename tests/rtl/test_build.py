@@ -1,0 +1,33 @@
+"""Build cache: keyed by config fingerprint and source hash, no Verilog needed to hit it."""
+from vtalab.sim.rtl import build
+from vtalab.spec import preset
+
+from .backends import require_rtl
+
+
+def test_cached_build_is_found_without_generating_verilog(monkeypatch):
+    require_rtl()
+    lib = build.library(preset("tiny"))                  # builds once if needed
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a cached build must not regenerate Verilog")
+    monkeypatch.setattr("vtalab.hw.verilog.generate", forbidden)
+    assert build.library(preset("tiny")) == lib
+    assert lib.parent.name.startswith(preset("tiny").fingerprint())
+
+
+def test_source_change_gives_a_new_build_path(monkeypatch, tmp_path):
+    source = tmp_path / "alu.py"
+    source.write_text("x = 1\n")
+    monkeypatch.setattr(build, "_hashed_files", lambda: [source])
+    before = build.build_path(preset("tiny"))
+    source.write_text("x = 2\n")
+    after = build.build_path(preset("tiny"))
+    assert before != after and before.parent == after.parent
+    assert build.build_path(preset("default")) != after
+    assert build.build_path(preset("tiny"), trace=True) != after
+
+
+def test_hashed_sources_cover_the_hardware_and_the_harness():
+    names = {p.name for p in build._hashed_files()}
+    assert {"core.py", "isa.py", "regs.py", "harness.cpp", "codegen.py"} <= names
