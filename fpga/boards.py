@@ -67,7 +67,8 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024,
-          notes="1x16x8: 128 GEMM + 24 ALU multipliers fit the 156 MULT18X18D; 1x8x16 (177) and 1x16x16 (305) do not"),
+          notes="1x16x8: 128 GEMM + 24 ALU + 1 multipliers fit the 156 MULT18X18D; "
+                "1x8x16 (177) and 1x16x16 (305) do not"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

@@ -21,6 +21,8 @@ from .report import make_report, parse_nextpnr_report, summary, write_report
 from .resources import check_fits
 
 TOP = "top"
+# router2: the default router1 needed over an hour for the ULX3S core on 2 shared cores
+# (DSP columns full and congested); router2 routes it in minutes.
 DEFAULT_OUT = Path("build")
 
 
@@ -70,7 +72,8 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     top = BoardTop(board, cfg)
     plan = platform_for(board).build(
         top, name=TOP, do_build=False,
-        nextpnr_opts=f"--report {TOP}.report.json --timing-allow-fail --seed {seed}")
+        nextpnr_opts=f"--report {TOP}.report.json --timing-allow-fail --router router2 "
+                     f"--seed {seed}")
     if out_dir.exists():
         for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
             (out_dir / stale).unlink(missing_ok=True)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from amaranth.hdl import ClockDomain, ClockSignal, Elaboratable, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import (ClockDomain, ClockSignal, Elaboratable, Instance, Module,
+                          ResetSignal, Signal)
 
 from .errors import FpgaError
 

