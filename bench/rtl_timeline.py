@@ -22,7 +22,7 @@ DOCS = Path(__file__).resolve().parents[1] / "docs"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--config", default="default")
-    parser.add_argument("--size", type=int, nargs=3, default=(64, 256, 128))
+    parser.add_argument("--size", type=int, nargs=3, default=(256, 512, 256))
     parser.add_argument("--vthreads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=DOCS / "rtl-timeline-matmul.png")
     args = parser.parse_args()

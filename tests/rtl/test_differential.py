@@ -15,7 +15,7 @@ from .backends import open_backend
 
 TIMINGS = [{}, {"pressure": 0.3, "read_latency": 4, "write_latency": 2, "seed": 5},
            {"pressure": 0.1, "read_latency": 1, "write_latency": 9, "seed": 9}]
-COUNTS = {"tiny": 300, "default": 50}
+COUNTS = {"tiny": 300, "default": 100}
 
 
 @pytest.mark.parametrize("name", ["tiny", "default"])
