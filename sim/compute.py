@@ -8,7 +8,7 @@ from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, GemmInsn
 
 from .alu import alu_apply, hazard_free_chunks, wrap
-from .gemm import accumulate_products, separable_products
+from .gemm import accumulate_products, structured_products
 from .state import SramState
 
 
@@ -80,7 +80,7 @@ class ComputeUnit:
             self._write(rows, np.zeros((len(rows),) + self.sram.acc.shape[1:], np.int64))
             return count
         inp, wgt = self._as_float("inp"), self._as_float("wgt")
-        found = separable_products(self.cfg, inp, wgt, base, insn)
+        found = structured_products(self.cfg, inp, wgt, base, insn)
         if found is None:
             found = accumulate_products(self.cfg, inp, wgt, *self._loop(insn, "GEMM", base))
         rows, sums = found

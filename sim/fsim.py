@@ -8,6 +8,7 @@ program's results do not depend on that choice.
 """
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 
 import numpy as np
@@ -53,8 +54,9 @@ class FunctionalSimulator:
         """Run instructions given as objects; return the counters of this run."""
         _check_finish(insns)
         counters = Counter()
-        for index, insn in schedule(insns):
-            self._execute(insn, counters)
+        with _single_threaded_blas():
+            for _, insn in schedule(insns):
+                self._execute(insn, counters)
         return {key: counters[key] for key in COUNTER_KEYS}
 
     def _execute(self, insn: Instruction, counters: Counter) -> None:
@@ -83,6 +85,15 @@ class FunctionalSimulator:
 COUNTER_KEYS = ("insn_load", "insn_store", "insn_gemm", "insn_alu", "insn_finish",
                 "bytes_uop", "bytes_inp", "bytes_wgt", "bytes_acc", "bytes_out",
                 "gemm_uops", "alu_uops", "macs")
+
+
+def _single_threaded_blas():
+    """The simulator's matrix products are small: BLAS threads only add contention."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return contextlib.nullcontext()
+    return threadpool_limits(1, user_api="blas")
 
 
 def _check_finish(insns: list[Instruction]) -> None:

@@ -95,29 +95,27 @@ def _add_stacked(sums, slot, inp, wgt, src, widx, chunk=1 << 16):
         np.add.at(sums, slot[part], prods)
 
 
-def separable_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, base, insn):
-    """(rows, sums) for loops where src follows one loop and wgt the other, else None.
+def structured_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, base, insn):
+    """(rows, sums) as one matrix product per dst base, or None for loops it cannot map.
 
-    Then the micro-ops that share a dst base form one matrix product whose inner
-    dimension runs over their (src, wgt) pairs: a blocked matmul becomes one BLAS call per
-    instruction instead of one per weight entry.
+    Each loop is classified as an M loop (moves dst and src, not wgt), an N loop (moves dst
+    and wgt, not src) or a K loop (leaves dst alone: a reduction). The micro-ops sharing a
+    dst base then form C[M, N] += A[M, K x uops] @ W[K x uops, N]: a blocked matmul or a
+    convolution becomes a few BLAS calls per instruction instead of one per weight entry.
     """
     d, s, w = base
-    f = {"d": (insn.dst_factor_out, insn.dst_factor_in),
-         "s": (insn.src_factor_out, insn.src_factor_in),
-         "w": (insn.wgt_factor_out, insn.wgt_factor_in)}
-    extents = (insn.iter_out, insn.iter_in)
-    if f["s"][1] == 0 and f["w"][0] == 0:
-        row_loop = 0                       # src follows iter_out, wgt follows iter_in
-    elif f["s"][0] == 0 and f["w"][1] == 0:
-        row_loop = 1
-    else:
-        return None
-    col_loop = 1 - row_loop
-    n_rows, n_cols = extents[row_loop], extents[col_loop]
-    grid = (np.arange(n_rows)[:, None] * f["d"][row_loop]
-            + np.arange(n_cols)[None, :] * f["d"][col_loop]).reshape(-1)
-    if len(d) * len(grid) < 64 or not exact_in_float64(cfg, len(d) * len(grid)) \
+    roles = {"m": [], "n": [], "k": []}
+    for extent, fd, fs, fw in ((insn.iter_out, insn.dst_factor_out, insn.src_factor_out,
+                                insn.wgt_factor_out),
+                               (insn.iter_in, insn.dst_factor_in, insn.src_factor_in,
+                                insn.wgt_factor_in)):
+        role = "k" if fd == 0 else "m" if fw == 0 else "n" if fs == 0 else None
+        if role is None:
+            return None
+        roles[role].append((extent, {"d": fd, "s": fs, "w": fw}))
+    iterations = len(d) * insn.iter_out * insn.iter_in
+    grid = (_offsets(roles["m"], "d")[:, None] + _offsets(roles["n"], "d")[None, :]).reshape(-1)
+    if iterations < 64 or not exact_in_float64(cfg, iterations) \
             or _distinct(grid, int(grid.max()) + 1) != len(grid):
         return None
     rows_all = (d[:, None] + grid[None, :]).reshape(-1)
@@ -126,14 +124,24 @@ def separable_products(cfg: Config, inp: np.ndarray, wgt: np.ndarray, base, insn
     rows, slot = _compact(rows_all, cfg.acc_depth)
     slot = slot.reshape(len(d), -1)
     sums = np.zeros((len(rows), cfg.batch, cfg.block_out), dtype=np.float64)
+    m_src, k_src = _offsets(roles["m"], "s"), _offsets(roles["k"], "s")
+    k_wgt, n_wgt = _offsets(roles["k"], "w"), _offsets(roles["n"], "w")
     for dst_base in np.unique(d).tolist():
         members = np.flatnonzero(d == dst_base)
-        src_idx = s[members][None, :] + np.arange(n_rows)[:, None] * f["s"][row_loop]
-        wgt_idx = w[members][:, None] + np.arange(n_cols)[None, :] * f["w"][col_loop]
-        a = inp[src_idx]                   # (n_rows, U, batch, block_in)
-        a = np.ascontiguousarray(a.transpose(0, 2, 1, 3)).reshape(n_rows * cfg.batch, -1)
-        b = wgt[wgt_idx]                   # (U, n_cols, block_out, block_in)
-        b = np.ascontiguousarray(b.transpose(0, 3, 1, 2)).reshape(-1, n_cols * cfg.block_out)
-        prod = (a @ b).reshape(n_rows, cfg.batch, n_cols, cfg.block_out).transpose(0, 2, 1, 3)
-        sums[slot[members[0]]] += prod.reshape(-1, cfg.batch, cfg.block_out)
+        src_idx = m_src[:, None, None] + k_src[None, :, None] + s[members][None, None, :]
+        a = inp[src_idx]                                   # (M, K, U, batch, block_in)
+        a = np.ascontiguousarray(a.transpose(0, 3, 1, 2, 4)).reshape(len(m_src) * cfg.batch, -1)
+        wgt_idx = k_wgt[:, None, None] + w[members][None, :, None] + n_wgt[None, None, :]
+        b = wgt[wgt_idx]                                   # (K, U, N, block_out, block_in)
+        b = np.ascontiguousarray(b.transpose(0, 1, 4, 2, 3)).reshape(-1, len(n_wgt) * cfg.block_out)
+        prod = (a @ b).reshape(len(m_src), cfg.batch, len(n_wgt), cfg.block_out)
+        sums[slot[members[0]]] += prod.transpose(0, 2, 1, 3).reshape(-1, cfg.batch, cfg.block_out)
     return rows, sums
+
+
+def _offsets(loops, which: str) -> np.ndarray:
+    """Index offsets of every point of a loop nest (C order) along one operand."""
+    offsets = np.zeros(1, dtype=np.int64)
+    for extent, factors in loops:
+        offsets = (offsets[:, None] + np.arange(extent) * factors[which]).reshape(-1)
+    return offsets

@@ -182,23 +182,29 @@ def matmul_reference_run(sim, insn, uops):
     return (acc + 2**31) % 2**32 - 2**31
 
 
-@settings(max_examples=40, deadline=None)
-@given(n_uops=st.integers(1, 8), dst_bases=st.integers(1, 3), iters=st.tuples(
-       st.integers(1, 12), st.integers(1, 12)), swap=st.booleans(), seed=st.integers(0, 2**32 - 1),
-       dense=st.booleans())
-def test_gemm_separable_loops_match_reference(n_uops, dst_bases, iters, swap, seed, dense):
-    # src follows one loop and wgt the other: the one-BLAS-call path of the simulator.
+ROLE_FACTORS = {   # (dst, src, wgt) factor of a loop in each role; 1 marks "random, non-zero"
+    "m": (1, 1, 0), "n": (1, 0, 1), "k": (0, 1, 1), "mixed": (1, 1, 1), "none": (0, 0, 0)}
+
+
+@settings(max_examples=80, deadline=None)
+@given(n_uops=st.integers(1, 8), dst_bases=st.integers(1, 3),
+       iters=st.tuples(st.integers(1, 12), st.integers(1, 12)),
+       roles=st.tuples(st.sampled_from(sorted(ROLE_FACTORS)), st.sampled_from(sorted(ROLE_FACTORS))),
+       seed=st.integers(0, 2**32 - 1), dense=st.booleans())
+def test_gemm_structured_loops_match_reference(n_uops, dst_bases, iters, roles, seed, dense):
+    # Loops that move dst+src (M), dst+wgt (N) or only src+wgt (K): the few-BLAS-calls path
+    # of the simulator; other shapes take the general path. Both must match.
     rng = np.random.default_rng(seed)
-    it_a, it_b = iters
     uops = [(int(rng.integers(0, dst_bases)) * (1 if dense else 7), int(rng.integers(0, 20)),
              int(rng.integers(0, 10))) for _ in range(n_uops)]
     sim = setup_sim(rng, uops)
-    loops = dict(iter_out=it_a, iter_in=it_b, dst_factor_out=it_b, dst_factor_in=1,
-                 src_factor_out=int(rng.integers(0, 20)), wgt_factor_in=int(rng.integers(0, 5)))
-    if swap:
-        loops = dict(iter_out=it_a, iter_in=it_b, dst_factor_out=it_b, dst_factor_in=1,
-                     src_factor_in=int(rng.integers(0, 20)), wgt_factor_out=int(rng.integers(0, 5)))
-    insn = GemmInsn(uop_bgn=0, uop_end=len(uops), **loops)
+    fields = {}
+    for loop, role, extent in zip(("out", "in"), roles, iters):
+        fd, fs, fw = ROLE_FACTORS[role]
+        fields[f"dst_factor_{loop}"] = fd * (iters[1] if loop == "out" else 1)
+        fields[f"src_factor_{loop}"] = fs * int(rng.integers(1, 11))
+        fields[f"wgt_factor_{loop}"] = fw * int(rng.integers(1, 3))
+    insn = GemmInsn(uop_bgn=0, uop_end=len(uops), iter_out=iters[0], iter_in=iters[1], **fields)
     expected = matmul_reference_run(sim, insn, uops)
     sim.compute.gemm(insn)
     np.testing.assert_array_equal(sim.sram.acc, expected)
