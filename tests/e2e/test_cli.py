@@ -53,3 +53,12 @@ def test_disasm_file_and_hex_words(capsys, tmp_path):
     assert "pop_next=1" in capsys.readouterr().out
     assert main(["disasm", "xyz"]) == 2
     assert "hex word" in capsys.readouterr().err
+
+
+def test_verilog_writes_the_core(tmp_path, capsys):
+    pytest.importorskip("amaranth", reason="vtalab verilog needs the [hw] extra (amaranth)")
+    out = tmp_path / "tiny.v"
+    assert main(["verilog", "--config", "tiny", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "module vtalab_core" in text and "axi__awaddr" in text
+    assert preset("tiny").fingerprint() in capsys.readouterr().out
