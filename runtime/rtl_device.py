@@ -7,8 +7,9 @@
 Options: ``dram_bytes``; the DRAM model's ``read_latency``, ``write_latency`` and random
 back-pressure ``pressure`` (probability per channel and cycle) with its ``seed``;
 ``cycle_limit`` (watchdog); ``timeline=True`` keeps per-instruction events of every run
-in ``dev.last_timeline``; ``waveform="run.fst"`` dumps an FST trace (a separate, slower
-traced build). ``echo`` receives build progress lines.
+in ``dev.last_timeline``; ``waveform="run.vcd"`` dumps a VCD trace (``.fst``: FST, which
+needs the lz4/zlib headers) from a separate, slower traced build. ``echo`` receives build
+progress lines.
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ class RtlDevice(DeviceBase):
             raise DeviceError(f"cycle_limit must be a positive integer, not {cycle_limit!r}")
         super().__init__(cfg, dram_bytes)
         timing = Timing(read_latency, write_latency, pressure, seed)
-        self.model = RtlModel(cfg, dram_bytes, timing, trace=waveform is not None, echo=echo)
+        trace = None if waveform is None else "fst" if str(waveform).endswith(".fst") else "vcd"
+        self.model = RtlModel(cfg, dram_bytes, timing, trace=trace, echo=echo)
         if waveform is not None:
             self.model.open_trace(waveform)
         self.cycle_limit = cycle_limit

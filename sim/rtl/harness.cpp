@@ -14,8 +14,12 @@
 #include "Vtop___024root.h"
 #include "verilated.h"
 #include "vtalab_config.h"
-#if VM_TRACE
+#if VM_TRACE_FST
 #include "verilated_fst_c.h"
+typedef VerilatedFstC TraceFile;
+#elif VM_TRACE
+#include "verilated_vcd_c.h"
+typedef VerilatedVcdC TraceFile;
 #endif
 
 namespace {
@@ -53,7 +57,7 @@ struct Harness {
     uint64_t started[3] = {}, run_at[3] = {}, begun[3] = {}, run_origin = 0;
     std::vector<Event> events;
 #if VM_TRACE
-    VerilatedFstC* tfp = nullptr;
+    TraceFile* tfp = nullptr;
 #endif
 
     Harness(uint64_t bytes, uint64_t seed) : dram(bytes, 0) {
@@ -325,7 +329,7 @@ int vt_trace_open(void* h, const char* path) {
 #if VM_TRACE
     auto* s = H(h);
     if (s->tfp) return 0;
-    s->tfp = new VerilatedFstC;
+    s->tfp = new TraceFile;
     s->top->trace(s->tfp, 99);
     s->tfp->open(path);
     return 1;

@@ -76,7 +76,7 @@ class RtlModel:
     """One Core built for ``cfg`` with ``dram_bytes`` of DRAM."""
 
     def __init__(self, cfg: Config, dram_bytes: int, timing: Timing = Timing(),
-                 trace: bool = False, echo=None, lib_path=None):
+                 trace: str | None = None, echo=None, lib_path=None):
         self.cfg = cfg
         self.trace = trace
         self.lib_path = Path(lib_path) if lib_path else library(cfg, trace=trace, echo=echo)
@@ -155,8 +155,8 @@ class RtlModel:
 
     def open_trace(self, path: "str | Path") -> None:
         if not self._lib.vt_trace_open(self._handle, str(path).encode()):
-            raise DeviceError("waveforms need a traced build: open the device with "
-                              "trace=True, not the fast build")
+            raise DeviceError("waveforms need a traced build: open the device with a "
+                              "waveform path, not the fast build")
 
     def close_trace(self) -> None:
         self._lib.vt_trace_close(self._handle)

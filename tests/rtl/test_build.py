@@ -25,9 +25,21 @@ def test_source_change_gives_a_new_build_path(monkeypatch, tmp_path):
     after = build.build_path(preset("tiny"))
     assert before != after and before.parent == after.parent
     assert build.build_path(preset("default")) != after
-    assert build.build_path(preset("tiny"), trace=True) != after
+    assert build.build_path(preset("tiny"), trace="vcd") != after
 
 
 def test_hashed_sources_cover_the_hardware_and_the_harness():
     names = {p.name for p in build._hashed_files()}
     assert {"core.py", "isa.py", "regs.py", "harness.cpp", "codegen.py"} <= names
+
+
+def test_generated_header_takes_the_register_map_from_spec():
+    from vtalab.sim.rtl import codegen
+    from vtalab.spec.regs import REGISTERS, STATUS_BITS
+    text = codegen.config_header(preset("default"))
+    for reg in REGISTERS:
+        assert f"#define VT_REG_{reg.name.upper()} {reg.offset:#x}u" in text
+    for bit, pos in STATUS_BITS.items():
+        assert f"#define VT_STATUS_{bit.upper()} {pos}u" in text
+    assert "#define VT_BUS_BYTES 8u" in text
+    assert codegen.cpp_name("axi__araddr") == "axi___05Faraddr"
