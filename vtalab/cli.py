@@ -56,6 +56,18 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _cmd_sim(args) -> int:
+    from vtalab.runtime.runfile import run_program_file
+    options = {}
+    if args.pressure is not None:
+        options["pressure"] = args.pressure
+    if args.waveform:
+        options["waveform"] = args.waveform
+    run_program_file(args.program, args.backend, config=args.config, timeline=args.timeline,
+                     trace_json=args.trace, **options)
+    return 0
+
+
 def _cmd_verilog(args) -> int:
     from vtalab.spec import load_config
     from vtalab.spec._atomic import write_text_atomic
@@ -124,6 +136,18 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a binary file of little-endian 128-bit words, or hex words")
     disasm.add_argument("--config", default="default")
     disasm.set_defaults(func=_cmd_disasm)
+
+    sim = sub.add_parser("sim", help="run a saved program (.npz image or raw .bin stream) "
+                                     "and print its counters")
+    sim.add_argument("program", help="program file (.npz from save_program/fuzz, or .bin)")
+    sim.add_argument("--backend", default="fsim", help="fsim (default) or rtl")
+    sim.add_argument("--config", default=None,
+                     help="preset or file (.bin programs; .npz files carry their config)")
+    sim.add_argument("--timeline", metavar="PNG", help="rtl only: Gantt chart of the run")
+    sim.add_argument("--trace", metavar="JSON", help="rtl only: Perfetto/Chrome trace")
+    sim.add_argument("--waveform", metavar="VCD", help="rtl only: waveform dump")
+    sim.add_argument("--pressure", type=float, help="rtl only: random AXI back-pressure 0..1")
+    sim.set_defaults(func=_cmd_sim)
 
     verilog = sub.add_parser("verilog", help="write synthesizable Verilog of the accelerator")
     verilog.add_argument("--config", default="default")

@@ -62,3 +62,15 @@ def test_verilog_writes_the_core(tmp_path, capsys):
     text = out.read_text()
     assert "module vtalab_core" in text and "axi__awaddr" in text
     assert preset("tiny").fingerprint() in capsys.readouterr().out
+
+
+def test_sim_runs_a_raw_program_and_prints_counters(tmp_path, capsys):
+    isa = Isa(preset("default"))
+    path = tmp_path / "prog.bin"
+    path.write_bytes(isa.encode_program([GemmInsn(uop_end=1, iter_out=4), FinishInsn()]))
+    assert main(["sim", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 instructions on fsim" in out
+    assert [line.split()[-1] for line in out.splitlines() if "gemm_uops" in line] == ["4"]
+    assert main(["sim", str(path), "--timeline", str(tmp_path / "t.png")]) == 2
+    assert "timeline needs backend rtl" in capsys.readouterr().err
