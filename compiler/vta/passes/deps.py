@@ -5,8 +5,12 @@ and must not overwrite them while compute still reads them (WAR: compute pushes 
 pops); compute writes out that store reads (RAW: c2s) and must not overwrite it before the
 store has read it (WAR: s2c). For each instruction that conflicts with an instruction of
 another module not yet ordered before it, the latest instruction of that module pushes a
-token and this one pops it. Every push precedes its pop in program order, so the program
-order itself is a valid execution: no deadlock, no leftover tokens.
+token and this one pops it. The token is pushed by the latest *conflicting* instruction
+of the other module (not simply its latest one), so that with virtual threads thread 0's
+GEMMs wait only for thread 0's loads while thread 1's loads are still running: the
+double-buffered pipeline. Pushes on one queue stay in program order because everything up
+to a push is ordered once its token is popped. Every push precedes its pop in program
+order, so the program order itself is a valid execution: no deadlock, no leftover tokens.
 """
 from __future__ import annotations
 
@@ -35,20 +39,21 @@ def insert_deps(stream: Stream, cfg: Config) -> Stream:
         is_finish = isinstance(rec.insn, FinishInsn)
         for other in _neighbours(rec.unit):
             if is_finish and pending[other]:
-                hazard = True
+                at = last[other]
             else:
-                hazard = _conflicts(rec, pending[other])
-            if hazard:
+                at = _latest_conflict(rec, pending[other])
+            if at is not None:
                 pop, push = _EDGES[(rec.unit, other)]
-                recs[last[other]].set_flags(**{push: True})
+                recs[at].set_flags(**{push: True})
                 rec.set_flags(**{pop: True})
-                pending[other] = [p for p in pending[other] if p[0] != rec.unit]
+                pending[other] = [p for p in pending[other]
+                                  if p[1] != rec.unit or p[0] > at]
         for buf, lo, hi in rec.writes:
             if buf in _CROSS:
-                pending[rec.unit].append((_peer(rec.unit, buf), buf, lo, hi, True))
+                pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi, True))
         for buf, lo, hi in rec.reads:
             if buf in _CROSS:
-                pending[rec.unit].append((_peer(rec.unit, buf), buf, lo, hi, False))
+                pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi, False))
         last[rec.unit] = i
     return stream
 
@@ -62,16 +67,19 @@ def _peer(unit: str, buf: str) -> str:
     return b if unit == a else a
 
 
-def _conflicts(rec: Record, pending: list) -> bool:
-    """Whether ``rec`` conflicts with an access of another module still unordered."""
+def _latest_conflict(rec: Record, pending: list):
+    """Index of the latest still-unordered instruction of another module that ``rec``
+    conflicts with, or None."""
     if not pending:
-        return False
+        return None
     mine = [(buf, lo, hi, True) for buf, lo, hi in rec.writes] + \
            [(buf, lo, hi, False) for buf, lo, hi in rec.reads]
-    for peer, buf, lo, hi, write in pending:
-        if peer != rec.unit:
+    latest = None
+    for idx, peer, buf, lo, hi, write in pending:
+        if peer != rec.unit or (latest is not None and idx <= latest):
             continue
         for mbuf, mlo, mhi, mwrite in mine:
             if mbuf == buf and (write or mwrite) and mlo <= hi and lo <= mhi:
-                return True
-    return False
+                latest = idx
+                break
+    return latest

@@ -3,8 +3,11 @@
 Every SRAM buffer allocated inside the loop gets one copy per thread (entry offset
 ``t * entries``). The body is then expanded statement by statement: a loop whose body
 mixes DMA and compute keeps running once, with the threads interleaved inside it; a
-statement of one kind (a DMA, a GEMM/ALU block) is emitted once per thread. The result is
-the classic double-buffered pipeline: thread 1 loads while thread 0 computes.
+statement of one kind (a DMA, a GEMM/ALU block) is emitted once per thread. Consecutive
+statements that all run on the load module (the inp and wgt copies of one reduction step)
+are emitted as one group per thread, so that thread 0's whole step is loaded before
+thread 1's: thread 0's GEMMs then wait only for thread 0's loads. The result is the
+classic double-buffered pipeline: thread 1 loads while thread 0 computes.
 """
 from __future__ import annotations
 
@@ -57,11 +60,47 @@ def _kinds(node) -> set:
 
 def _expand(node, vt, n):
     if isinstance(node, Seq):
-        return seq(*[_expand(s, vt, n) for s in node.stmts])
+        lifted = _lift_alloc(node)
+        if lifted is not None:
+            return _expand(lifted, vt, n)
+        return seq(*[_expand(s[0], vt, n) if len(s) == 1 else _per_thread(seq(*s), vt, n)
+                     for s in _load_runs(node.stmts)])
     if isinstance(node, Allocate):
         return Allocate(node.buffer, _expand(node.body, vt, n), node.base)
     if isinstance(node, Attr):
         return Attr(node.key, node.value, _expand(node.body, vt, n))
     if isinstance(node, For) and len(_kinds(node)) > 1:
         return For(node.var, node.extent, _expand(node.body, vt, n), node.kind)
+    return _per_thread(node, vt, n)
+
+
+def _lift_alloc(node: Seq):
+    """``seq(A, alloc b {B})`` as ``alloc b {seq(A, B)}`` where A allocates nothing (the
+    peak SRAM use is unchanged), so that A and B's loads form one run; None otherwise."""
+    *head, last = node.stmts
+    if not isinstance(last, Allocate) or \
+            any(isinstance(x, Allocate) for h in head for x in walk(h)):
+        return None
+    return Allocate(last.buffer, seq(*head, last.body), last.base)
+
+
+def _per_thread(node, vt, n):
     return seq(*[substitute(node, {vt: Const(t, INT32)}) for t in range(n)])
+
+
+def _load_runs(stmts) -> list[list]:
+    """Statements split into runs: maximal runs of load-module-only statements, and
+    every other statement on its own."""
+    runs, current = [], []
+    for stmt in stmts:
+        kinds = _kinds(stmt)
+        if kinds and {unit for unit, _ in kinds} == {"load"}:
+            current.append(stmt)
+            continue
+        if current:
+            runs.append(current)
+            current = []
+        runs.append([stmt])
+    if current:
+        runs.append(current)
+    return runs
