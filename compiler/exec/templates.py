@@ -25,6 +25,7 @@ from .. import te
 from ..errors import LoweringError
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divides
+from ..topi.conv2d import input_stage
 from ..vta.intrin import gemm_intrinsic
 
 VEC = "vec"  # a shift step whose amount is a per-channel operand vector
@@ -138,19 +139,15 @@ def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
     nb, cb, cob = sh.batch // B, sh.channels // BI, sh.filters // BO
     oh, ow = sh.out_hw
-    H, W, K, S, P = sh.height, sh.width, sh.kernel, sh.stride, sh.pad
+    H, W, K, S = sh.height, sh.width, sh.kernel, sh.stride
     data = te.placeholder((nb, cb, H, W, B, BI), "int8", "data")
     kernel = te.placeholder((cob, cb, K, K, BO, BI), "int8", "kernel")
-    padded = data
-    if P:
-        padded = te.compute((nb, cb, H + 2 * P, W + 2 * P, B, BI), lambda n, c, h, w, x, y:
-                            te.select((h >= P) & (h < H + P) & (w >= P) & (w < W + P),
-                                      data[n, c, h - P, w - P, x, y], 0), "data_pad")
+    padded, row = input_stage(data, sh)
     ci, kh, kw, cii = (te.reduce_axis(cb, "ci"), te.reduce_axis(K, "kh"),
                        te.reduce_axis(K, "kw"), te.reduce_axis(BI, "cii"))
     shape = (nb, cob, oh, ow, B, BO)
     acc = te.compute(shape, lambda n, co, h, w, x, y: te.sum(
-        padded[n, ci, h * S + kh, w * S + kw, x, cii].astype("int32")
+        padded[n, ci, row(h, kh), w * S + kw, x, cii].astype("int32")
         * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
                                               lambda i: (i[1], i[4], i[5]))

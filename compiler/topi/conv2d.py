@@ -78,26 +78,50 @@ def conv2d(cfg: Config, sh: Conv2dShape, rq: Requant = Requant(), knobs=Conv2dKn
     B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
     nb, cb, cob = sh.batch // B, sh.channels // BI, sh.filters // BO
     oh, ow = sh.out_hw
-    H, W, K, S, P = sh.height, sh.width, sh.kernel, sh.stride, sh.pad
+    H, W, K, S = sh.height, sh.width, sh.kernel, sh.stride
     data = te.placeholder((nb, cb, H, W, B, BI), "int8", "data")
     kernel = te.placeholder((cob, cb, K, K, BO, BI), "int8", "kernel")
     bias = te.placeholder((cob, B, BO), "int32", "bias")
-    if P:
-        padded = te.compute((nb, cb, H + 2 * P, W + 2 * P, B, BI), lambda n, c, h, w, x, y: te.select(
-            (h >= P) & (h < H + P) & (w >= P) & (w < W + P), data[n, c, h - P, w - P, x, y], 0),
-            "data_pad")
-    else:
-        padded = data
+    padded, row = input_stage(data, sh)
     ci, kh, kw, cii = (te.reduce_axis(cb, "ci"), te.reduce_axis(K, "kh"),
                        te.reduce_axis(K, "kw"), te.reduce_axis(BI, "cii"))
     shape = (nb, cob, oh, ow, B, BO)
     acc = te.compute(shape, lambda n, co, h, w, x, y: te.sum(
-        padded[n, ci, h * S + kh, w * S + kw, x, cii].astype("int32")
+        padded[n, ci, row(h, kh), w * S + kw, x, cii].astype("int32")
         * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
     stages, out = epilogue(acc, bias, rq, shape, lambda i: (i[1], i[4], i[5]))
     sch = _schedule(cfg, sh, data, padded, kernel, bias if rq.bias else None, acc, stages,
                     out, knobs)
     return sch, [data, kernel] + ([bias] if rq.bias else []) + [out]
+
+
+def input_stage(data, sh: Conv2dShape):
+    """(the stage the inp buffer caches, its row index for output row h and kernel row kh).
+
+    With padding: the zero-padded input (the LOAD pads on the fly). A 1x1 kernel with a
+    stride reads only every stride-th input row: a stage of just those rows makes the LOAD
+    skip the others (a row stride of stride * width), halving the bytes of a stride-2
+    1x1 convolution. Otherwise the input itself.
+    """
+    nb, cb, H, W, B, BI = data.shape
+    P, S, K = sh.pad, sh.stride, sh.kernel
+    if P:
+        return te.compute((nb, cb, H + 2 * P, W + 2 * P, B, BI), lambda n, c, h, w, x, y:
+                          te.select((h >= P) & (h < H + P) & (w >= P) & (w < W + P),
+                                    data[n, c, h - P, w - P, x, y], 0),
+                          "data_pad"), lambda h, kh: h * S + kh
+    if K == 1 and S > 1:
+        oh = sh.out_hw[0]
+        return te.compute((nb, cb, oh, W, B, BI), lambda n, c, h, w, x, y:
+                          data[n, c, h * S, w, x, y], "data_rows"), lambda h, kh: h + kh
+    return data, lambda h, kh: h * S + kh
+
+
+def inp_rows(sh: Conv2dShape, tile_h: int) -> int:
+    """Input rows one inp tile of ``tile_h`` output rows holds."""
+    if sh.kernel == 1 and sh.stride > 1 and not sh.pad:
+        return tile_h
+    return (tile_h - 1) * sh.stride + sh.kernel
 
 
 def _schedule(cfg, sh, data, padded, kernel, bias, acc, stages, out, kn: Conv2dKnobs):
@@ -169,7 +193,7 @@ def sram_use(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs) -> dict:
     """Entries each SRAM buffer needs for these knobs (virtual threads replicate tiles)."""
     oh, ow = sh.out_hw
     tw = kn.tile_w or ow
-    rows, cols = (kn.tile_h - 1) * sh.stride + sh.kernel, (tw - 1) * sh.stride + sh.kernel
+    rows, cols = inp_rows(sh, kn.tile_h), (tw - 1) * sh.stride + sh.kernel
     vt = kn.vthreads
     return {"inp": vt * kn.tile_ci * rows * cols,
             "wgt": vt * kn.tile_co * kn.tile_ci * sh.kernel ** 2,
