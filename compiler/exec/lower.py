@@ -3,9 +3,9 @@
     plan = lower_accel(graph, node, cfg)     # AccelPlan, or raises Unsupported (-> CPU)
 
 The node's attributes become an `Epilogue` (templates.py); knobs are chosen automatically:
-candidate tilings are ranked by output per tile (fewest reloads), then by reduction depth,
-with two virtual threads before one, and the first that fits the SRAMs (estimated here,
-then confirmed by the accelerator pipeline) is kept. Operands are bound to graph values
+candidate tilings are ranked by compiler/tune's cost model (predicted cycles, the fused
+epilogue included), a measured best from the config's tuning log first, and the first that
+fits the SRAMs (estimated here, then confirmed by the accelerator pipeline) is kept. Operands are bound to graph values
 (activations in the memory plan), graph constants (packed weights) or constants prepared
 here (bias and shift vectors in the template's layout). A residual is widened to int32 by
 a CPU step into a scratch buffer, so the accumulator can load it.
@@ -22,6 +22,8 @@ from ..errors import CompileError
 from ..graph.ir import Graph, Node
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
+from ..tune import EpilogueCost, TuningLog, best_conv2d_knobs, conv2d_candidates, \
+    conv2d_cycles
 from ..vta import build
 from .kernel import AccelKernel
 from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
@@ -115,26 +117,25 @@ def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
                        pads[0])
 
 
-def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue) -> list[Conv2dKnobs]:
-    oh, ow = sh.out_hw
-    cob, cb = sh.filters // cfg.block_out, sh.channels // cfg.block_in
-    found = []
-    for vt in (2, 1):
-        for th in divisors(oh):
-            for tw in sorted(divisors(ow), reverse=True)[:3]:
-                rows, cols = (th - 1) * sh.stride + sh.kernel, (tw - 1) * sh.stride + sh.kernel
-                for tco in divisors(cob):
-                    if (cob // tco) % vt:
-                        continue
-                    acc = vt * tco * (th * tw * (1 + ep.residual) + ep.vectors + 1)
-                    for tci in divisors(cb):
-                        if vt * tci * rows * cols > cfg.depth("inp") or acc > cfg.depth("acc") \
-                                or vt * tco * tci * sh.kernel ** 2 > cfg.depth("wgt"):
-                            continue
-                        kn = Conv2dKnobs(th, 0 if tw == ow else tw, tco, tci, vt)
-                        found.append(((vt, th * tw * tco, tci), kn))
-    found.sort(key=lambda item: item[0], reverse=True)
-    return [kn for _, kn in found]
+def epilogue_cost(ep: Epilogue) -> EpilogueCost:
+    """The cost model's view of a fused epilogue: ALU passes and acc operands."""
+    alu = int(ep.bias) + (1 + len(ep.residual_shifts)) * ep.residual + len(ep.shifts) \
+        + (ep.lo is not None) + (ep.hi is not None)
+    return EpilogueCost(alu, ep.vectors, ep.residual)
+
+
+def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue, log=None) -> list[Conv2dKnobs]:
+    """Tilings that fit the SRAMs, fewest predicted cycles first (compiler/tune's cost
+    model, 2 and 1 virtual threads together); a measured best in the tuning log first."""
+    cost = epilogue_cost(ep)
+    found = sorted(((conv2d_cycles(cfg, sh, kn, cost), -vt, i), kn) for vt in (2, 1)
+                   for i, kn in enumerate(conv2d_candidates(cfg, sh, vt, cost)))
+    ranked = [kn for _, kn in found]
+    tuned = best_conv2d_knobs(cfg, sh, 2, cost, log) if log is not None else None
+    if tuned is not None and tuned in ranked:
+        ranked.remove(tuned)
+        ranked.insert(0, tuned)
+    return ranked
 
 
 def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[DenseKnobs]:
@@ -153,6 +154,16 @@ def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[
                     found.append(((vt, tm * tn, tk), DenseKnobs(tm, tn, tk, "mn", vt)))
     found.sort(key=lambda item: item[0], reverse=True)
     return [kn for _, kn in found]
+
+
+def _tuning_log(cfg: Config):
+    """The config's tuning log if one was written (read only here), else None; an
+    unreadable log only costs the measured knobs, so compiling goes on without it."""
+    try:
+        log = TuningLog.open(cfg)
+    except CompileError:
+        return None
+    return log if log.entries else None
 
 
 def _first_that_builds(cfg, name, candidates, declare):
@@ -174,7 +185,7 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
     if node.op == "accel_conv2d":
         sh = conv_shape(graph, node, cfg)
         knobs, args, program = _first_that_builds(
-            cfg, node.name, conv_candidates(cfg, sh, ep),
+            cfg, node.name, conv_candidates(cfg, sh, ep, _tuning_log(cfg)),
             lambda kn: fused_conv2d(cfg, sh, ep, kn))
         macs, what = sh.macs, (f"conv {sh.channels}->{sh.filters} {sh.kernel}x{sh.kernel}/"
                                f"{sh.stride} {sh.height}x{sh.width}")
