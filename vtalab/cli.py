@@ -149,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--pressure", type=float, help="rtl only: random AXI back-pressure 0..1")
     sim.set_defaults(func=_cmd_sim)
 
+    from vtalab.fpga.cli import add_build_parser
+    add_build_parser(sub)
+
     verilog = sub.add_parser("verilog", help="write synthesizable Verilog of the accelerator")
     verilog.add_argument("--config", default="default")
     verilog.add_argument("-o", "--output", required=True)
