@@ -13,7 +13,8 @@ Why these shapes:
   the same 128 MACs/cycle. Buffers are
   cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
-  1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers.
+  1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
+  36 MHz: the full core measured 40.7 MHz Fmax there (exec pipe stage 3 limits it).
 - **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
   with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
 """
@@ -57,7 +58,7 @@ _ULX3S_CFG = dict(batch=1, block_in=16, block_out=8, uop_depth=2048, inp_depth=2
                   wgt_depth=512, acc_depth=1024, out_depth=1024, bus_bits=64,
                   clock_mhz=100.0)
 _CRAB_CFG = dict(batch=1, block_in=8, block_out=2, uop_depth=1024, inp_depth=1024,
-                 wgt_depth=256, acc_depth=512, out_depth=512, bus_bits=64, clock_mhz=75.0)
+                 wgt_depth=256, acc_depth=512, out_depth=512, bus_bits=64, clock_mhz=36.0)
 _ZYNQ_CFG = dict(batch=1, block_in=16, block_out=16, uop_depth=4096, inp_depth=2048,
                  wgt_depth=1024, acc_depth=1024, out_depth=1024, bus_bits=64,
                  clock_mhz=100.0)
