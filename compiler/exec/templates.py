@@ -24,9 +24,8 @@ from vtalab.spec import Config
 from .. import te
 from ..errors import LoweringError
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
-from ..topi.common import divides
-from ..topi.conv2d import input_stage
-from ..vta.intrin import gemm_intrinsic
+from ..topi.conv2d import input_stage, schedule_conv2d
+from ..topi.dense import schedule_dense
 
 VEC = "vec"  # a shift step whose amount is a per-channel operand vector
 
@@ -122,18 +121,6 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
     return stages, operands, out
 
 
-def _place_acc_stages(s, out, at, acc, stages, operands):
-    for ph, reader in operands:
-        buf = s.cache_read(ph, "acc", [reader])
-        s[buf].compute_at(s[out], at)
-        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
-    for t in [acc] + stages:
-        s[t].set_scope("acc")
-        s[t].compute_at(s[out], at)
-    for t in stages:
-        s[t].pragma(s[t].op.axes[0], "alu")
-
-
 def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     """(schedule, [data, kernel, *operands, out]) of a packed conv2d with epilogue `ep`."""
     B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
@@ -151,48 +138,8 @@ def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
         * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
                                               lambda i: (i[1], i[4], i[5]))
-    s = _schedule_conv(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
+    s = schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
     return s, [data, kernel] + [ph for ph, _ in operands] + [out]
-
-
-def _schedule_conv(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn):
-    oh, ow = sh.out_hw
-    tw = kn.tile_w or ow
-    divides(kn.tile_h, "tile_h", oh, "output height")
-    divides(tw, "tile_w", ow, "output width")
-    divides(kn.tile_co, "tile_co", sh.filters // cfg.block_out, "filter blocks")
-    divides(kn.tile_ci, "tile_ci", sh.channels // cfg.block_in, "channel blocks")
-    s = te.create_schedule(out)
-    if padded is data:
-        inp = s.cache_read(data, "inp", [acc])
-    else:
-        inp = padded
-        s[inp].set_scope("inp")
-    wgt = s.cache_read(kernel, "wgt", [acc])
-    n, co, h, w, x, y = s[out].op.axes
-    coo, coi = s[out].split(co, kn.tile_co)
-    ho, hi = s[out].split(h, kn.tile_h)
-    wo, wi = s[out].split(w, tw)
-    if kn.vthread_axis == "co":
-        divides(kn.vthreads, "vthreads", sh.filters // cfg.block_out // kn.tile_co,
-                "filter tiles")
-        vt, coo = s[out].split(coo, nparts=kn.vthreads)
-    else:
-        divides(kn.vthreads, "vthreads", oh // kn.tile_h, "row tiles")
-        vt, ho = s[out].split(ho, nparts=kn.vthreads)
-    s[out].reorder(n, vt, coo, ho, wo, coi, hi, wi, x, y)
-    s[out].vthread(vt)
-    _place_acc_stages(s, out, wo, acc, stages, operands)
-    cn, cco, ch, cw, cx, cy = s[acc].op.axes
-    ci, kh, kw, cii = s[acc].op.reduce_axes
-    cio, cii2 = s[acc].split(ci, kn.tile_ci)
-    s[acc].reorder(cio, cn, cco, cii2, kh, kw, ch, cw, cx, cy, cii)
-    for buf in (inp, wgt):
-        s[buf].compute_at(s[acc], cio)
-        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
-    s[acc].tensorize(cx, gemm_intrinsic(cfg))
-    s[out].pragma(coi, "dma_copy")
-    return s
 
 
 def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnobs):
@@ -208,28 +155,5 @@ def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnob
         axis=[ko, ki]), "gemm")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
                                               lambda i: (i[1], i[2], i[3]))
-    divides(kn.tile_m, "tile_m", mb, "M blocks")
-    divides(kn.tile_n, "tile_n", nb, "N blocks")
-    divides(kn.tile_k, "tile_k", kb, "K blocks")
-    divides(kn.vthreads, "vthreads", nb // kn.tile_n, "N tiles")
-    s = te.create_schedule(out)
-    data_buf = s.cache_read(data, "inp", [acc])
-    wgt_buf = s.cache_read(weight, "wgt", [acc])
-    i, j, x, y = s[out].op.axes
-    io, ii = s[out].split(i, kn.tile_m)
-    jo, ji = s[out].split(j, kn.tile_n)
-    jv, jo = s[out].split(jo, nparts=kn.vthreads)
-    outer = [io, jv, jo] if kn.order == "mn" else [jv, jo, io]
-    s[out].reorder(*outer, ii, ji, x, y)
-    s[out].vthread(jv)
-    _place_acc_stages(s, out, outer[-1], acc, stages, operands)
-    gi, gj, gx, gy = s[acc].op.axes
-    gko, gki = s[acc].op.reduce_axes
-    koo, koi = s[acc].split(gko, kn.tile_k)
-    s[acc].reorder(koo, gi, gj, koi, gx, gy, gki)
-    for buf in (data_buf, wgt_buf):
-        s[buf].compute_at(s[acc], koo)
-        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
-    s[acc].tensorize(gx, gemm_intrinsic(cfg))
-    s[out].pragma(ii, "dma_copy")
+    s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [ph for ph, _ in operands] + [out]

@@ -57,3 +57,20 @@ def divides(n: int, what: str, total: int, total_what: str) -> None:
 
 def divisors(n: int, limit: int | None = None) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0 and (limit is None or d <= limit)]
+
+
+def place_acc_stages(s, out, at, acc, stages, operands) -> None:
+    """Put the accumulator and its epilogue stages at loop ``at`` of ``out``.
+
+    ``operands`` are (placeholder, reading stage) pairs loaded into the acc buffer there
+    (a bias, a residual): each gets a DMA copy; the epilogue stages run on the ALU.
+    """
+    for placeholder, reader in operands:
+        buf = s.cache_read(placeholder, "acc", [reader])
+        s[buf].compute_at(s[out], at)
+        s[buf].pragma(s[buf].op.axes[0], "dma_copy")
+    for t in [acc] + stages:
+        s[t].set_scope("acc")
+        s[t].compute_at(s[out], at)
+    for t in stages:
+        s[t].pragma(s[t].op.axes[0], "alu")

@@ -16,7 +16,7 @@ from vtalab.spec import Config
 from .. import te
 from ..errors import ShapeError
 from ..vta.intrin import gemm_intrinsic
-from .common import Requant, divides, divisors, epilogue
+from .common import Requant, divides, divisors, epilogue, place_acc_stages
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,8 @@ def conv2d(cfg: Config, sh: Conv2dShape, rq: Requant = Requant(), knobs=Conv2dKn
         padded[n, ci, row(h, kh), w * S + kw, x, cii].astype("int32")
         * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
     stages, out = epilogue(acc, bias, rq, shape, lambda i: (i[1], i[4], i[5]))
-    sch = _schedule(cfg, sh, data, padded, kernel, bias if rq.bias else None, acc, stages,
-                    out, knobs)
+    operands = [(bias, stages[0])] if rq.bias else []
+    sch = schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out, knobs)
     return sch, [data, kernel] + ([bias] if rq.bias else []) + [out]
 
 
@@ -124,7 +124,9 @@ def inp_rows(sh: Conv2dShape, tile_h: int) -> int:
     return (tile_h - 1) * sh.stride + sh.kernel
 
 
-def _schedule(cfg, sh, data, padded, kernel, bias, acc, stages, out, kn: Conv2dKnobs):
+def schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out,
+                    kn: Conv2dKnobs):
+    """The accelerator schedule of a packed conv2d; ``operands`` as in place_acc_stages."""
     oh, ow = sh.out_hw
     tw = kn.tile_w or ow
     divides(kn.tile_h, "tile_h", oh, "output height")
@@ -138,8 +140,6 @@ def _schedule(cfg, sh, data, padded, kernel, bias, acc, stages, out, kn: Conv2dK
         inp = padded
         s[inp].set_scope("inp")
     wgt = s.cache_read(kernel, "wgt", [acc])
-    for t in [acc] + stages:
-        s[t].set_scope("acc")
     n, co, h, w, x, y = s[out].op.axes
     coo, coi = s[out].split(co, kn.tile_co)
     ho, hi = s[out].split(h, kn.tile_h)
@@ -152,14 +152,7 @@ def _schedule(cfg, sh, data, padded, kernel, bias, acc, stages, out, kn: Conv2dK
         vt, ho = s[out].split(ho, nparts=kn.vthreads)
     s[out].reorder(n, vt, coo, ho, wo, coi, hi, wi, x, y)
     s[out].vthread(vt)
-    if bias is not None:
-        bias_buf = s.cache_read(bias, "acc", [stages[0]])
-        s[bias_buf].compute_at(s[out], wo)
-        s[bias_buf].pragma(s[bias_buf].op.axes[0], "dma_copy")
-    for t in [acc] + stages:
-        s[t].compute_at(s[out], wo)
-    for t in stages:
-        s[t].pragma(s[t].op.axes[0], "alu")
+    place_acc_stages(s, out, wo, acc, stages, operands)
     cn, cco, ch, cw, cx, cy = s[acc].op.axes
     ci, kh, kw, cii = s[acc].op.reduce_axes
     cio, cii2 = s[acc].split(ci, kn.tile_ci)

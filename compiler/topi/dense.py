@@ -14,7 +14,7 @@ from vtalab.spec import Config
 from .. import te
 from ..errors import ShapeError
 from ..vta.intrin import gemm_intrinsic
-from .common import Requant, divides, divisors, epilogue
+from .common import Requant, divides, divisors, epilogue, place_acc_stages
 
 
 @dataclass(frozen=True)
@@ -55,13 +55,14 @@ def dense(cfg: Config, m: int, k: int, n: int, rq: Requant = Requant(), knobs=De
         data[i, ko, x, ki].astype("int32") * weight[j, ko, y, ki].astype("int32"),
         axis=[ko, ki]), "gemm")
     stages, out = epilogue(acc, bias, rq, shape, lambda i: (i[1], i[2], i[3]))
-    sch = _schedule(cfg, data, weight, bias if rq.bias else None, acc, stages, out, knobs,
-                    (mb, kb, nb))
+    operands = [(bias, stages[0])] if rq.bias else []
+    sch = schedule_dense(cfg, data, weight, acc, stages, operands, out, knobs, (mb, kb, nb))
     args = [data, weight] + ([bias] if rq.bias else []) + [out]
     return sch, args
 
 
-def _schedule(cfg, data, weight, bias, acc, stages, out, kn: DenseKnobs, blocks):
+def schedule_dense(cfg, data, weight, acc, stages, operands, out, kn: DenseKnobs, blocks):
+    """The accelerator schedule of a packed dense; ``operands`` as in place_acc_stages."""
     mb, kb, nb = blocks
     divides(kn.tile_m, "tile_m", mb, "M blocks")
     divides(kn.tile_n, "tile_n", nb, "N blocks")
@@ -70,8 +71,6 @@ def _schedule(cfg, data, weight, bias, acc, stages, out, kn: DenseKnobs, blocks)
     s = te.create_schedule(out)
     data_buf = s.cache_read(data, "inp", [acc])
     wgt_buf = s.cache_read(weight, "wgt", [acc])
-    for t in [acc] + stages:
-        s[t].set_scope("acc")
     i, j, x, y = s[out].op.axes
     io, ii = s[out].split(i, kn.tile_m)
     jo, ji = s[out].split(j, kn.tile_n)
@@ -79,15 +78,7 @@ def _schedule(cfg, data, weight, bias, acc, stages, out, kn: DenseKnobs, blocks)
     outer = [io, jv, jo] if kn.order == "mn" else [jv, jo, io]
     s[out].reorder(*outer, ii, ji, x, y)
     s[out].vthread(jv)
-    at = outer[-1]
-    if bias is not None:
-        bias_buf = s.cache_read(bias, "acc", [stages[0]])
-        s[bias_buf].compute_at(s[out], at)
-        s[bias_buf].pragma(s[bias_buf].op.axes[0], "dma_copy")
-    for t in [acc] + stages:
-        s[t].compute_at(s[out], at)
-    for t in stages:
-        s[t].pragma(s[t].op.axes[0], "alu")
+    place_acc_stages(s, out, outer[-1], acc, stages, operands)
     gi, gj, gx, gy = s[acc].op.axes
     ko, ki = s[acc].op.reduce_axes
     koo, koi = s[acc].split(ko, kn.tile_k)
