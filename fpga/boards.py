@@ -1,6 +1,7 @@
 """Board presets: a part with its resources, a flow, and a Config sized for the part.
 
-Each board registers a Config preset of the same name with ``spec.config.register_preset``,
+Each board's Config is the spec preset of the same name (declared in spec/config.py, so
+``load_config("ulx3s-85f")`` works without importing this package),
 so ``vtalab demo --config ulx3s-85f`` simulates exactly what ``vtalab build --board
 ulx3s-85f`` synthesizes.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vtalab.spec import Config
-from vtalab.spec.config import register_preset
+from vtalab.spec.config import preset
 
 from .errors import FpgaError
 
@@ -54,14 +55,14 @@ class Board:
         return Config(**self.config, name=self.name)
 
 
-_ULX3S_CFG = dict(batch=1, block_in=16, block_out=8, uop_depth=2048, inp_depth=2048,
-                  wgt_depth=512, acc_depth=1024, out_depth=1024, bus_bits=64,
-                  clock_mhz=100.0)
-_CRAB_CFG = dict(batch=1, block_in=8, block_out=2, uop_depth=1024, inp_depth=1024,
-                 wgt_depth=256, acc_depth=512, out_depth=512, bus_bits=64, clock_mhz=36.0)
-_ZYNQ_CFG = dict(batch=1, block_in=16, block_out=16, uop_depth=4096, inp_depth=2048,
-                 wgt_depth=1024, acc_depth=1024, out_depth=1024, bus_bits=64,
-                 clock_mhz=100.0)
+def _preset_values(name: str) -> dict:
+    """A board's Config parameters: the spec preset of the same name."""
+    return preset(name).hardware_dict()
+
+
+_ULX3S_CFG = _preset_values("ulx3s-85f")
+_CRAB_CFG = _preset_values("orangecrab-25f")
+_ZYNQ_CFG = _preset_values("pynq-z1")
 
 BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
@@ -102,11 +103,3 @@ def get_board(name: "str | Board") -> Board:
         return BOARDS[key]
     except KeyError:
         raise FpgaError(f"board must be one of {board_names()}, not {name!r}") from None
-
-
-def register_board_presets() -> None:
-    for board in BOARDS.values():
-        register_preset(board.name, **board.config)
-
-
-register_board_presets()

@@ -201,6 +201,7 @@ def _as_bytes(data) -> np.ndarray:
 
 _BACKENDS: dict[str, "str | Callable[..., DeviceBase]"] = {
     "fsim": "vtalab.runtime.fsim_device:FsimDevice",
+    "fpga": "vtalab.fpga.driver:open_device",
     "rtl": "vtalab.runtime.rtl_device:RtlDevice",
 }
 
