@@ -18,10 +18,13 @@ from .sram import entry_bits
 
 
 class AluCore(wiring.Component):
-    """``result = op(dst_row, src_row or imm)`` lane by lane."""
+    """``result = op(dst_row, src_row or imm)`` lane by lane.
 
-    def __init__(self, cfg: Config):
-        self.cfg = cfg
+    With ``mul=False`` the MUL opcode is left out (its result is ``dst``): a pipelined user
+    computes it itself, e.g. with :func:`mul_partials` / :func:`mul_combine`."""
+
+    def __init__(self, cfg: Config, mul: bool = True):
+        self.cfg, self.mul = cfg, mul
         width = entry_bits(cfg, "acc")
         super().__init__({
             "opcode": In(ALU_OPCODE_BITS),
@@ -60,8 +63,25 @@ class AluCore(wiring.Component):
                 m.d.comb += out.eq((a + operand)[:bits])
             with m.Case(AluOp.SHR):
                 m.d.comb += out.eq(Mux(shift < 0, left, right))
-            with m.Case(AluOp.MUL):
-                m.d.comb += out.eq((a * operand)[:bits])
+            if self.mul:
+                with m.Case(AluOp.MUL):
+                    m.d.comb += out.eq((a * operand)[:bits])
             with m.Default():
                 m.d.comb += out.eq(a)
         return out
+
+
+def mul_partials(bits: int, a, b) -> tuple:
+    """The three products whose sum is ``a * b`` mod 2**bits, each at most
+    ceil(bits/2) x ceil(bits/2) unsigned bits (one DSP multiplier each):
+    ``lo = aL*bL``, ``mid = aL*bH + aH*bL`` is formed later from the two cross products."""
+    h = (bits + 1) // 2
+    al, ah = a.as_unsigned()[:h], a.as_unsigned()[h:bits]
+    bl, bh = b.as_unsigned()[:h], b.as_unsigned()[h:bits]
+    return al * bl, al * bh, ah * bl
+
+
+def mul_combine(bits: int, lo, cross0, cross1):
+    """``a * b`` mod 2**bits from :func:`mul_partials`' products."""
+    h = (bits + 1) // 2
+    return (lo + ((cross0 + cross1) << h))[:bits]

@@ -87,6 +87,7 @@ class Compute(wiring.Component):
             m.d.comb += getattr(pipe, f"{name}_offset").eq(getattr(loop, f"{name}_offset"))
         m.d.comb += [
             pipe.valid.eq(loop.busy), pipe.uop_addr.eq(loop.uop_addr),
+            loop.stall.eq(pipe.stall),
             pipe.op.is_alu.eq(alu.opcode == Opcode.ALU), pipe.op.reset.eq(gemm.reset),
             pipe.op.alu_opcode.eq(alu.alu_opcode), pipe.op.use_imm.eq(alu.use_imm),
             pipe.op.imm.eq(alu.imm),

@@ -1,27 +1,45 @@
 """The GEMM/ALU execution pipeline: one micro-op per cycle, with forwarding.
 
     stage 1  uop word read (address from the loop generator)
-    stage 2  indices = uop fields + loop offsets; read acc[dst], acc[src], inp[src], wgt[wgt]
-    stage 3  forward in-flight results, then GEMM or ALU; result registered
-    stage 4  write acc[dst] and out[dst] (low out_bits of every element)
+    stage 2  indices = uop fields + loop offsets; read acc[dst], acc[src], inp[src], wgt[wgt];
+             an ALU micro-op whose rows are still being computed further down stalls here
+    stage 3  SRAM read data registered (nothing else in this cycle)
+    stage 4  GEMM: element products registered (DSP multipliers); ALU: lanes computed and
+             registered, MUL as three half-width partial products (DSP multipliers)
+    stage 5  GEMM: adder trees registered; ALU: MUL partials combined, result selected
+    stage 6  accumulate: forward in-flight results into the acc row, add the tree sums
+             (or select the ALU result / zero); result registered
+    stage 7  write acc[dst] and out[dst] (low out_bits of every element)
 
-Back-to-back micro-ops that touch the same accumulator row see each other's results: the
-row read in stage 2 is replaced by the result in stage 4 (written this cycle) or by the
-one written the cycle before, whichever is newer, when their indices match.
+Forwarding (GEMM): the acc row read in stage 2 misses the writes of the five micro-ops ahead
+of it (stages 3..7 at read time). In stage 6 they sit in the result register (stage 7) and
+four history registers (stages 8..11); the newest one with the same index replaces the row.
+The select is computed one stage early from registered indices, so the accumulate cycle is
+only result register -> mux -> adder -> result register.
+
+Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes in stage 4, so it
+cannot take forwarded values; it waits in stage 2 (holding the loop generator and the uop
+read) until no micro-op in stages 3..7 writes its dst row (or src row when it uses one).
+Micro-ops on different rows run one per cycle.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
+from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp
 
-from .alu import AluCore
-from .gemm import GemmCore, element_view
+from .alu import AluCore, mul_partials, mul_combine
+from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
+
+#: cycles from a micro-op leaving the loop generator to its accumulator write (stage 7)
+WRITE_STAGE = 7
+#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..7)
+FORWARD_DEPTH = WRITE_STAGE - 2
 
 
 def op_layout() -> data.StructLayout:
@@ -33,7 +51,8 @@ def op_layout() -> data.StructLayout:
 
 
 class ExecPipe(wiring.Component):
-    """Consumes (uop index, offsets, op) when ``valid``; ``busy`` while any stage is full."""
+    """Consumes (uop index, offsets, op) when ``valid`` and not ``stall``; ``busy`` while any
+    stage is full. While ``stall`` is high the producer must hold its outputs."""
 
     def __init__(self, cfg: Config):
         self.cfg = cfg
@@ -48,6 +67,7 @@ class ExecPipe(wiring.Component):
             "src_offset": In(widths["src"]),
             "wgt_offset": In(widths["wgt"]),
             "op": In(op_layout()),
+            "stall": Out(1),
             "busy": Out(1),
             "gemm_done": Out(1),            # one micro-op retired, per cycle
             "alu_done": Out(1),
@@ -65,55 +85,136 @@ class ExecPipe(wiring.Component):
         cfg = self.cfg
         acc_aw = cfg.addr_bits("acc")
         acc_bits = entry_bits(cfg, "acc")
-        # stage 1: uop read
-        m.d.comb += self.uop_read.addr.eq(self.uop_addr)
-        valid1, op1 = Signal(), Signal(op_layout())
-        offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1")
+        last = WRITE_STAGE + FORWARD_DEPTH - 1          # oldest history stage (11)
+        # per-stage valid / op / dst registers, stages 2..last (index = stage number)
+        valid = {s: Signal(name=f"valid{s}") for s in range(2, last + 1)}
+        op = {s: Signal(op_layout(), name=f"op{s}") for s in range(2, WRITE_STAGE)}
+        dst = {s: Signal(acc_aw, name=f"dst{s}") for s in range(3, last + 1)}
+        stall = self.stall
+        # stage 1 -> 2: uop read; held (read disabled) while stage 2 stalls
+        offs2 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off2")
                  for n in ("dst", "src", "wgt")]
-        m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
-        m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
-                     for o, n in zip(offs1, ("dst", "src", "wgt"))]
-        # stage 2: index arithmetic and data reads
+        m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
+        with m.If(~stall):
+            m.d.sync += [valid[2].eq(self.valid), op[2].eq(self.op)]
+            m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
+                         for o, n in zip(offs2, ("dst", "src", "wgt"))]
+        # stage 2: index arithmetic, data reads, ALU hazard check
         uop = data.View(self.uop_layout, self.uop_read.data)
-        dst, src, wgt = Signal(acc_aw), Signal(offs1[1].shape()), Signal(offs1[2].shape())
-        m.d.comb += [dst.eq(uop.dst + offs1[0]), src.eq(uop.src + offs1[1]),
-                     wgt.eq(uop.wgt + offs1[2])]
-        m.d.comb += [self.acc_read_dst.addr.eq(dst), self.acc_read_src.addr.eq(src),
-                     self.inp_read.addr.eq(src), self.wgt_read.addr.eq(wgt)]
-        valid2, op2 = Signal(), Signal(op_layout())
-        dst2, src2 = Signal(acc_aw), Signal(acc_aw)
-        m.d.sync += [valid2.eq(valid1), op2.eq(op1), dst2.eq(dst), src2.eq(src)]
-        # stage 3: forwarding and arithmetic
-        valid3, dst3, res3 = Signal(), Signal(acc_aw), Signal(acc_bits)
-        valid4, dst4, res4 = Signal(), Signal(acc_aw), Signal(acc_bits)
-        is_alu3 = Signal()
-
-        def forward(row, index):
-            return Mux(valid3 & (dst3 == index), res3,
-                       Mux(valid4 & (dst4 == index), res4, row))
-
-        m.submodules.gemm = gemm = GemmCore(cfg)
-        m.submodules.alu = alu = AluCore(cfg)
-        acc_dst = Signal(acc_bits)
-        m.d.comb += [
-            acc_dst.eq(forward(self.acc_read_dst.data, dst2)),
-            gemm.inp.eq(self.inp_read.data), gemm.wgt.eq(self.wgt_read.data),
-            gemm.acc.eq(acc_dst),
-            alu.opcode.eq(op2.alu_opcode), alu.use_imm.eq(op2.use_imm), alu.imm.eq(op2.imm),
-            alu.dst.eq(acc_dst), alu.src.eq(forward(self.acc_read_src.data, src2)),
-        ]
-        result = Mux(op2.is_alu, alu.result, Mux(op2.reset, 0, gemm.result))
-        m.d.sync += [valid3.eq(valid2), dst3.eq(dst2), res3.eq(result), is_alu3.eq(op2.is_alu)]
-        # stage 4: write back
+        dst2, src2 = Signal(acc_aw), Signal(offs2[1].shape())
+        wgt2 = Signal(offs2[2].shape())
+        m.d.comb += [dst2.eq(uop.dst + offs2[0]), src2.eq(uop.src + offs2[1]),
+                     wgt2.eq(uop.wgt + offs2[2])]
+        m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
+                     self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
+        src_row = Signal(acc_aw)
+        m.d.comb += src_row.eq(src2)
+        pending = []
+        for s in range(3, WRITE_STAGE + 1):
+            hit = (dst[s] == dst2) | (~op[2].use_imm & (dst[s] == src_row))
+            pending.append(valid[s] & hit)
+        m.d.comb += stall.eq(valid[2] & op[2].is_alu & _any(pending))
+        go2 = valid[2] & ~stall
+        m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
+        # stage 3: register the SRAM read data
+        inp4 = Signal(entry_bits(cfg, "inp"))
+        wgt4 = Signal(entry_bits(cfg, "wgt"))
+        accd4, accs4 = Signal(acc_bits), Signal(acc_bits)
+        m.d.sync += [inp4.eq(self.inp_read.data), wgt4.eq(self.wgt_read.data),
+                     accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
+        for s in range(4, last + 1):
+            m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
+        for s in range(4, WRITE_STAGE):
+            m.d.sync += op[s].eq(op[s - 1])
+        # stage 4: products (GEMM), lanes (ALU)
+        inp = element_view(cfg, "inp", inp4)
+        wgt = element_view(cfg, "wgt", wgt4)
+        prod_bits = cfg.elem_bits("inp") + cfg.elem_bits("wgt")
+        products = {}
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                for i in range(cfg.block_in):
+                    p = Signal(signed(prod_bits), name=f"prod5_{b}_{o}_{i}")
+                    m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
+                    products[b, o, i] = p
+        m.submodules.alu = alu = AluCore(cfg, mul=False)
+        alu5, alu6 = Signal(acc_bits), Signal(acc_bits)
+        m.d.comb += [alu.opcode.eq(op[4].alu_opcode), alu.use_imm.eq(op[4].use_imm),
+                     alu.imm.eq(op[4].imm), alu.dst.eq(accd4), alu.src.eq(accs4)]
+        # ALU MUL: DSP-sized partial products registered here, combined in stage 5
+        dst_lanes = element_view(cfg, "acc", accd4)
+        src_lanes = element_view(cfg, "acc", accs4)
+        partials5 = []
+        for k in range(len(dst_lanes)):
+            operand = Signal(signed(cfg.acc_bits), name=f"mul_operand_{k}")
+            m.d.comb += operand.eq(Mux(op[4].use_imm, op[4].imm, src_lanes[k]))
+            regs = []
+            for n, prod in enumerate(mul_partials(cfg.acc_bits, dst_lanes[k], operand)):
+                r = Signal(len(prod), name=f"mul5_{k}_{n}")
+                m.d.sync += r.eq(prod)
+                regs.append(r)
+            partials5.append(regs)
+        mul = Signal(acc_bits)
+        mul_lanes = element_view(cfg, "acc", mul)
+        m.d.comb += [mul_lanes[k].eq(mul_combine(cfg.acc_bits, *regs))
+                     for k, regs in enumerate(partials5)]
+        acc5, acc6 = Signal(acc_bits), Signal(acc_bits)
+        m.d.sync += [alu5.eq(alu.result),
+                     alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul, alu5)),
+                     acc5.eq(accd4), acc6.eq(acc5)]
+        # stage 5: adder trees; forwarding select for stage 6
+        sums = {}
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                total = tree_sum([products[b, o, i] for i in range(cfg.block_in)])
+                t = Signal(signed(len(total)), name=f"sum6_{b}_{o}")
+                m.d.sync += t.eq(total)
+                sums[b, o] = t
+        # op in stage 6 is forwarded from the one in stage 6 + d (d = 1..FORWARD_DEPTH);
+        # one cycle earlier those are in stages 5 + d
+        sel6 = [Signal(name=f"fwd6_{d}") for d in range(1, FORWARD_DEPTH + 1)]
+        newer = []
+        for d, sel in zip(range(1, FORWARD_DEPTH + 1), sel6):
+            hit = valid[5 + d] & (dst[5 + d] == dst[5])
+            m.d.sync += sel.eq(hit & ~_any(newer))
+            newer.append(hit)
+        # stage 6: accumulate
+        results = {s: Signal(acc_bits, name=f"res{s}") for s in range(WRITE_STAGE, last + 1)}
+        acc_row = Signal(acc_bits)
+        fwd = acc6
+        for d in range(FORWARD_DEPTH, 0, -1):           # oldest first, newest outermost
+            fwd = Mux(sel6[d - 1], results[6 + d], fwd)
+        m.d.comb += acc_row.eq(fwd)
+        acc = element_view(cfg, "acc", acc_row)
+        gemm = Signal(acc_bits)
+        gemm_view = element_view(cfg, "acc", gemm)
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                total = acc[b * cfg.block_out + o] + sums[b, o]
+                m.d.comb += gemm_view[b * cfg.block_out + o].eq(total[:cfg.acc_bits])
+        result = Mux(op[6].is_alu, alu6, Mux(op[6].reset, 0, gemm))
+        is_alu7 = Signal()
+        m.d.sync += [results[WRITE_STAGE].eq(result), is_alu7.eq(op[6].is_alu)]
+        for s in range(WRITE_STAGE + 1, last + 1):
+            m.d.sync += results[s].eq(results[s - 1])
+        # stage 7: write back
+        res7, dst7, valid7 = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
         out = element_view(cfg, "out", self.out_write.data)
-        res = element_view(cfg, "acc", res3)
+        res = element_view(cfg, "acc", res7)
         m.d.comb += [
-            self.acc_write.addr.eq(dst3), self.acc_write.data.eq(res3),
-            self.acc_write.en.eq(valid3),
-            self.out_write.addr.eq(dst3), self.out_write.en.eq(valid3),
-            self.gemm_done.eq(valid3 & ~is_alu3), self.alu_done.eq(valid3 & is_alu3),
+            self.acc_write.addr.eq(dst7), self.acc_write.data.eq(res7),
+            self.acc_write.en.eq(valid7),
+            self.out_write.addr.eq(dst7), self.out_write.en.eq(valid7),
+            self.gemm_done.eq(valid7 & ~is_alu7), self.alu_done.eq(valid7 & is_alu7),
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
-        m.d.sync += [valid4.eq(valid3), dst4.eq(dst3), res4.eq(res3)]
-        m.d.comb += self.busy.eq(valid1 | valid2 | valid3 | valid4)
+        # history stages 8.. only forward; a micro-op that needs them is itself in stages 2..7
+        m.d.comb += self.busy.eq(_any([valid[s] for s in range(2, WRITE_STAGE + 1)]))
         return m
+
+
+def _any(bits):
+    out = Const(0, 1)
+    for b in bits:
+        out = out | b
+    return out

@@ -30,6 +30,7 @@ class UopLoop(wiring.Component):
         self.widths = {name: isa.uop[name].width for name in OFFSETS}
         members = {
             "start": In(1),
+            "stall": In(1),                 # hold the current element (consumer not ready)
             "uop_bgn": In(gemm["uop_bgn"].width),
             "uop_end": In(gemm["uop_end"].width),
             "iter_out": In(gemm["iter_out"].width),
@@ -68,7 +69,7 @@ class UopLoop(wiring.Component):
                 m.d.sync += [fo.eq(getattr(self, f"{name}_factor_out")),
                              fi.eq(getattr(self, f"{name}_factor_in")),
                              outer[name].eq(0), getattr(self, f"{name}_offset").eq(0)]
-        with m.Elif(self.busy):
+        with m.Elif(self.busy & ~self.stall):
             self._step(m, i, j, last_u, i_end, j_end, factors, outer)
         return m
 

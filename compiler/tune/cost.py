@@ -24,7 +24,7 @@ from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
 
 INSN = 3          # cycles per extra compute instruction
-DRAIN = 38        # GEMM pipeline depth: waited for on token pushes
+DRAIN = 41        # GEMM pipeline depth: waited for on token pushes (write in exec stage 7)
 LOAD_SETUP = 24   # per LOAD instruction (request latency, not overlapped by the DMA)
 
 

@@ -234,8 +234,38 @@ def alu_ops(cfg) -> Program:
     return p
 
 
+def mixed_hazards(cfg) -> Program:
+    """GEMM, ALU and GEMM back to back (no drain between the instructions) on the same
+    accumulator rows at every distance 1..8, so forwarding and the ALU stall both fire."""
+    p = Program(cfg, seed=7)
+    rows = 8
+    p.put("inp", p.random("inp", 4))
+    p.put("wgt", p.random("wgt", 2))
+    p.put("acc", p.random("acc", rows, -(1 << 12), 1 << 12))
+    dsts = [0, 0, 1, 0, 2, 1, 0, 3, 4, 0, 5, 6, 7, 1, 0, 2, 3, 4, 5, 6, 7, 0]
+    gemm = [(d, k % 4, k % 2) for k, d in enumerate(dsts)]
+    alu = [(d, dsts[k - 1] if k else 7, 0) for k, d in enumerate(dsts)]
+    p.put_uops(gemm + alu)
+    p.load(Mem.INP, sram_base=0, dram_base=p.base("inp"), y_size=1, x_size=4, x_stride=4)
+    p.load(Mem.WGT, sram_base=0, dram_base=p.base("wgt"), y_size=1, x_size=2, x_stride=2)
+    p.load(Mem.UOP, sram_base=0, dram_base=p.base("uop"), x_size=len(gemm) + len(alu))
+    p.load(Mem.ACC, sram_base=0, dram_base=p.base("acc"), y_size=1, x_size=rows,
+           x_stride=rows)
+    n = len(gemm)
+    p.compute(GemmInsn(uop_bgn=0, uop_end=n, iter_out=2))
+    p.compute(AluInsn(alu_op=AluOp.ADD, use_imm=False, uop_bgn=n, uop_end=2 * n))
+    p.compute(GemmInsn(uop_bgn=0, uop_end=n))
+    p.compute(AluInsn(alu_op=AluOp.SHR, use_imm=True, imm=3, uop_bgn=n, uop_end=2 * n))
+    p.compute(GemmInsn(uop_bgn=0, uop_end=n))
+    p.compute(AluInsn(alu_op=AluOp.ADD, use_imm=False, uop_bgn=n, uop_end=2 * n))
+    p.store(sram_base=0, dram_base=p.base("out"), y_size=1, x_size=rows, x_stride=rows)
+    p.finish()
+    return p
+
+
 PROGRAMS = {"save_load": save_load, "padded_load": padded_load, "gemm_requant": gemm_requant,
-            "gemm_wrap": gemm_wrap, "alu_ops": alu_ops}
+            "gemm_wrap": gemm_wrap, "alu_ops": alu_ops,
+            "mixed_hazards": mixed_hazards}
 
 
 def perf_program(cfg, op: str, uops: int, iters: int) -> Program:
