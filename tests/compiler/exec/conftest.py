@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("onnx", reason="onnx is needed to build the test models")
 
-SIZE = 32  # ResNet-18 / MobileNet input size in these tests
+from ..conftest import SIZE  # noqa: F401  (re-exported for the test modules)
 
 
 def samples(shape, count=4, seed=1):
@@ -16,31 +16,6 @@ def int_values_match(outputs: dict, reference: dict) -> list[str]:
     """Names of integer values that differ between a module run and the int8 reference."""
     return [v for v, a in reference.items() if v in outputs and a.dtype.kind in "iu"
             and not np.array_equal(outputs[v], a)]
-
-
-@pytest.fixture(scope="session")
-def resnet_model():
-    from vtalab.compiler.models import resnet18
-    return resnet18(SIZE, num_classes=10)
-
-
-@pytest.fixture(scope="session")
-def mobilenet_model():
-    from vtalab.compiler.models import mobilenet
-    return mobilenet(SIZE, num_classes=10)
-
-
-@pytest.fixture(scope="session")
-def mlp_model():
-    from vtalab.compiler.models import mlp
-    return mlp()
-
-
-@pytest.fixture(scope="session")
-def qdq_model(mobilenet_model):
-    pytest.importorskip("onnxruntime.quantization")
-    from vtalab.compiler.models import quantize_with_onnxruntime
-    return quantize_with_onnxruntime(mobilenet_model, samples((1, 3, SIZE, SIZE), 8))
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,7 @@ import pytest
 
 pytest.importorskip("onnx", reason="onnx is needed to build and import the test models")
 
-SIZE = 32  # ResNet-18 / MobileNet input size in tests (224 in real use)
+from ..conftest import SIZE  # noqa: F401  (re-exported for the test modules)
 
 
 def rand(shape, seed=0):
@@ -27,26 +27,3 @@ def ort_run(model, x, optimize=False):
     return session.run(None, feeds)[0]
 
 
-@pytest.fixture(scope="session")
-def resnet_model():
-    from vtalab.compiler.models import resnet18
-    return resnet18(SIZE, num_classes=10)
-
-
-@pytest.fixture(scope="session")
-def mobilenet_model():
-    from vtalab.compiler.models import mobilenet
-    return mobilenet(SIZE, num_classes=10)
-
-
-@pytest.fixture(scope="session")
-def mlp_model():
-    from vtalab.compiler.models import mlp
-    return mlp()
-
-
-@pytest.fixture(scope="session")
-def qdq_model(mobilenet_model):
-    pytest.importorskip("onnxruntime.quantization")
-    from vtalab.compiler.models import quantize_with_onnxruntime, random_samples
-    return quantize_with_onnxruntime(mobilenet_model, random_samples((1, 3, SIZE, SIZE), 8))
