@@ -8,6 +8,7 @@ byte address. Allocation, bounds checks, copies and the context manager are shar
 """
 from __future__ import annotations
 
+import abc
 import importlib
 from dataclasses import dataclass
 from typing import Callable, Protocol, runtime_checkable
@@ -62,7 +63,7 @@ def default_alignment(cfg: Config) -> int:
     return max(64, *(cfg.entry_bytes(buf) for buf in BUFFERS))
 
 
-class DeviceBase:
+class DeviceBase(abc.ABC):
     """Shared behaviour of all backends; subclasses implement the three ``_`` primitives."""
     backend = "abstract"
 
@@ -76,14 +77,17 @@ class DeviceBase:
         self._closed = False
 
     # ---- backend primitives -------------------------------------------------------------
+    @abc.abstractmethod
     def _write_dram(self, addr: int, data: np.ndarray) -> None:
-        raise NotImplementedError
+        """Copy ``data`` (uint8) to DRAM byte address ``addr``."""
 
+    @abc.abstractmethod
     def _read_dram(self, addr: int, nbytes: int) -> np.ndarray:
-        raise NotImplementedError
+        """``nbytes`` bytes of DRAM from ``addr`` as uint8."""
 
+    @abc.abstractmethod
     def _execute(self, insn_addr: int, insn_count: int) -> dict:
-        raise NotImplementedError
+        """Run the instructions; return the counters."""
 
     def _release(self) -> None:
         """Free backend resources at close (optional)."""
