@@ -88,11 +88,12 @@ class ExecPipe(wiring.Component):
         last = WRITE_STAGE + FORWARD_DEPTH - 1          # oldest history stage (11)
         # per-stage valid / op / dst registers, stages 2..last (index = stage number)
         valid = {s: Signal(name=f"valid{s}") for s in range(2, last + 1)}
-        op = {s: Signal(op_layout(), name=f"op{s}") for s in range(2, WRITE_STAGE)}
-        dst = {s: Signal(acc_aw, name=f"dst{s}") for s in range(3, last + 1)}
+        op = {s: Signal(op_layout(), name=f"op{s}", reset_less=True)
+              for s in range(2, WRITE_STAGE)}
+        dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
         # stage 1 -> 2: uop read; held (read disabled) while stage 2 stalls
-        offs2 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off2")
+        offs2 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off2", reset_less=True)
                  for n in ("dst", "src", "wgt")]
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
         with m.If(~stall):
@@ -117,28 +118,33 @@ class ExecPipe(wiring.Component):
         go2 = valid[2] & ~stall
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
-        inp4 = Signal(entry_bits(cfg, "inp"))
-        wgt4 = Signal(entry_bits(cfg, "wgt"))
-        accd4, accs4 = Signal(acc_bits), Signal(acc_bits)
-        m.d.sync += [inp4.eq(self.inp_read.data), wgt4.eq(self.wgt_read.data),
-                     accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
+        inp4 = Signal(entry_bits(cfg, "inp"), reset_less=True)
+        wgt4 = Signal(entry_bits(cfg, "wgt"), reset_less=True)
+        accd4, accs4 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
+        with m.If(valid[3]):
+            m.d.sync += [inp4.eq(self.inp_read.data), wgt4.eq(self.wgt_read.data),
+                         accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
         for s in range(4, last + 1):
             m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
         for s in range(4, WRITE_STAGE):
             m.d.sync += op[s].eq(op[s - 1])
-        # stage 4: products (GEMM), lanes (ALU)
+        # stage 4: products (GEMM), lanes (ALU); data registers load only for their kind of
+        # micro-op (clock enables: less switching, and Verilator skips the idle datapath)
+        gemm4, alu4 = valid[4] & ~op[4].is_alu, valid[4] & op[4].is_alu
         inp = element_view(cfg, "inp", inp4)
         wgt = element_view(cfg, "wgt", wgt4)
         prod_bits = cfg.elem_bits("inp") + cfg.elem_bits("wgt")
         products = {}
-        for b in range(cfg.batch):
-            for o in range(cfg.block_out):
-                for i in range(cfg.block_in):
-                    p = Signal(signed(prod_bits), name=f"prod5_{b}_{o}_{i}")
-                    m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
-                    products[b, o, i] = p
+        with m.If(gemm4):
+            for b in range(cfg.batch):
+                for o in range(cfg.block_out):
+                    for i in range(cfg.block_in):
+                        p = Signal(signed(prod_bits), name=f"prod5_{b}_{o}_{i}",
+                                   reset_less=True)
+                        m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
+                        products[b, o, i] = p
         m.submodules.alu = alu = AluCore(cfg, mul=False)
-        alu5, alu6 = Signal(acc_bits), Signal(acc_bits)
+        alu5, alu6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
         m.d.comb += [alu.opcode.eq(op[4].alu_opcode), alu.use_imm.eq(op[4].use_imm),
                      alu.imm.eq(op[4].imm), alu.dst.eq(accd4), alu.src.eq(accs4)]
         # ALU MUL: DSP-sized partial products registered here, combined in stage 5
@@ -150,25 +156,32 @@ class ExecPipe(wiring.Component):
             m.d.comb += operand.eq(Mux(op[4].use_imm, op[4].imm, src_lanes[k]))
             regs = []
             for n, prod in enumerate(mul_partials(cfg.acc_bits, dst_lanes[k], operand)):
-                r = Signal(len(prod), name=f"mul5_{k}_{n}")
-                m.d.sync += r.eq(prod)
+                r = Signal(len(prod), name=f"mul5_{k}_{n}", reset_less=True)
+                with m.If(alu4 & (op[4].alu_opcode == AluOp.MUL)):
+                    m.d.sync += r.eq(prod)
                 regs.append(r)
             partials5.append(regs)
         mul = Signal(acc_bits)
         mul_lanes = element_view(cfg, "acc", mul)
         m.d.comb += [mul_lanes[k].eq(mul_combine(cfg.acc_bits, *regs))
                      for k, regs in enumerate(partials5)]
-        acc5, acc6 = Signal(acc_bits), Signal(acc_bits)
-        m.d.sync += [alu5.eq(alu.result),
-                     alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul, alu5)),
-                     acc5.eq(accd4), acc6.eq(acc5)]
+        acc5, acc6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
+        with m.If(alu4):
+            m.d.sync += alu5.eq(alu.result)
+        with m.If(valid[5] & op[5].is_alu):
+            m.d.sync += alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul, alu5))
+        with m.If(gemm4):
+            m.d.sync += acc5.eq(accd4)
+        with m.If(valid[5] & ~op[5].is_alu):
+            m.d.sync += acc6.eq(acc5)
         # stage 5: adder trees; forwarding select for stage 6
         sums = {}
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
                 total = tree_sum([products[b, o, i] for i in range(cfg.block_in)])
-                t = Signal(signed(len(total)), name=f"sum6_{b}_{o}")
-                m.d.sync += t.eq(total)
+                t = Signal(signed(len(total)), name=f"sum6_{b}_{o}", reset_less=True)
+                with m.If(valid[5] & ~op[5].is_alu):
+                    m.d.sync += t.eq(total)
                 sums[b, o] = t
         # op in stage 6 is forwarded from the one in stage 6 + d (d = 1..FORWARD_DEPTH);
         # one cycle earlier those are in stages 5 + d
@@ -179,7 +192,8 @@ class ExecPipe(wiring.Component):
             m.d.sync += sel.eq(hit & ~_any(newer))
             newer.append(hit)
         # stage 6: accumulate
-        results = {s: Signal(acc_bits, name=f"res{s}") for s in range(WRITE_STAGE, last + 1)}
+        results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
+                   for s in range(WRITE_STAGE, last + 1)}
         acc_row = Signal(acc_bits)
         fwd = acc6
         for d in range(FORWARD_DEPTH, 0, -1):           # oldest first, newest outermost
