@@ -119,9 +119,23 @@ def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
 
 def epilogue_cost(ep: Epilogue) -> EpilogueCost:
     """The cost model's view of a fused epilogue: ALU passes and acc operands."""
-    alu = int(ep.bias) + (1 + len(ep.residual_shifts)) * ep.residual + len(ep.shifts) \
-        + (ep.lo is not None) + (ep.hi is not None)
-    return EpilogueCost(alu, ep.vectors, ep.residual)
+    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual)
+
+
+def alu_op_count(ep: Epilogue) -> int:
+    """ALU micro-ops per output entry, after the matcher folds the tail into SAT
+    (compiler/vta/passes/alu.py ``fuse_sat``): the residual's alignment steps, its add,
+    the bias add, the shift steps and the clip, less what one SAT replaces."""
+    ops = ["shr"] * len(ep.residual_shifts) + ["add_acc"] * ep.residual \
+        + ["add_acc"] * ep.bias + ["shr_vec" if s == VEC else "shr" for s in ep.shifts]
+    lo, hi = ep.lo, ep.hi
+    if lo is None or hi is None or not -128 <= lo <= hi <= 127:
+        return len(ops) + (lo is not None) + (hi is not None)
+    if ops[-1:] == ["shr"]:
+        ops.pop()
+    if ops[-1:] == ["add_acc"]:
+        ops.pop()
+    return len(ops) + 1 + (hi < 127) + (lo not in (0, -128))
 
 
 def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue, log=None) -> list[Conv2dKnobs]:

@@ -69,54 +69,60 @@ def split_shift_vector(amounts: np.ndarray, lo: int = -16, hi: int = 15) -> list
 
 
 def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
-    """(acc-scope stages, [(placeholder, first reader stage)], int8 output)."""
-    stages, operands = [], []
-    head = [acc]  # the main accumulator chain
+    """(acc-scope stages, [(placeholder, first reader stage)], int8 output).
 
-    def step(src, amount, name):
-        """src >> amount (an immediate, or a per-channel operand vector)."""
+    The residual's alignment shifts are stages of their own (on the residual tile); all
+    the rest is one stage, ``clip(((acc + residual) + bias) >> shifts..., lo, hi)``, whose
+    requantisation tail the ALU matcher folds into one SAT micro-op (the bias add last, so
+    that SAT adds it: wrapping adds commute, so the order does not change the result)."""
+    stages, operands, reads = [], [], []
+
+    def shifted(v, amount, name):
+        """v >> amount (an immediate, or a per-channel operand vector)."""
         if amount == VEC:
-            v = te.placeholder(vec_shape, "int32", name)
-            t = te.compute(shape, lambda *i: src(*i) >> v(*vec_index(i)), f"{name}_step")
-            operands.append((v, t))
-        else:
-            t = te.compute(shape, lambda *i: src(*i) >> amount if amount > 0
-                           else src(*i) << -amount, f"{name}_step")
-        stages.append(t)
-        return t
+            vec = te.placeholder(vec_shape, "int32", name)
+            reads.append(vec)
+            return lambda *i: v(*i) >> vec(*vec_index(i))
+        return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
 
-    def chain(fn, name):
-        prev = head[-1]
-        head.append(te.compute(shape, lambda *i: fn(prev, i), name))
-        stages.append(head[-1])
-        return head[-1]
-
-    if ep.bias:
-        b = te.placeholder(vec_shape, "int32", "bias")
-        operands.append((b, chain(lambda p, i: p(*i) + b(*vec_index(i)), "bias_add")))
+    aligned = None
     if ep.residual:
         res = te.placeholder(shape, "int32", "residual")
-        aligned, first = res, None
+        cur, first = res, None
         for k, amount in enumerate(ep.residual_shifts):
-            aligned = step(aligned, amount, f"rshift{k}")
-            first = first or aligned
-        final = aligned
-        add = chain(lambda p, i: p(*i) + final(*i), "residual_add")
-        operands.append((res, first or add))
+            fn = shifted(cur, amount, f"rshift{k}")
+            cur = te.compute(shape, fn, f"rshift{k}_step")
+            for vec in reads:
+                operands.append((vec, cur))
+            reads.clear()
+            stages.append(cur)
+            first = first or cur
+        aligned = cur
+    value = acc
+    if aligned is not None:
+        prev_a = value
+        value = lambda *i: prev_a(*i) + aligned(*i)
+    if ep.bias:
+        b = te.placeholder(vec_shape, "int32", "bias")
+        reads.append(b)
+        prev_b = value
+        value = lambda *i: prev_b(*i) + b(*vec_index(i))
     for k, amount in enumerate(ep.shifts):
-        head.append(step(head[-1], amount, f"shift{k}"))
+        value = shifted(value, amount, f"shift{k}")
     lo, hi = ep.lo, ep.hi
     for bound in (lo, hi):
         if bound is not None and not -(1 << 15) <= bound < (1 << 15):
             raise LoweringError(f"clip bound must fit the ALU's 16-bit immediate, not {bound}")
 
-    def clip(p, i):
-        v = p(*i)
+    def requant(*i):
+        v = value(*i)
         v = te.min(v, hi) if hi is not None else v
         return te.max(v, lo) if lo is not None else v
-    if lo is not None or hi is not None:
-        chain(clip, "clip")
-    last = head[-1]
+    last = te.compute(shape, requant, "requant")
+    stages.append(last)
+    if ep.residual:
+        operands.append((res, first or last))
+    operands += [(vec, last) for vec in reads]
     out = te.compute(shape, lambda *i: last(*i).astype("int8"), "out")
     return stages, operands, out
 

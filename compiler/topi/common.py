@@ -31,23 +31,23 @@ class Requant:
 
 
 def epilogue(acc, bias, rq: Requant, shape, bias_index, out_dtype="int8"):
-    """The acc-scope stages of the epilogue and the final narrowing stage."""
-    stages = []
-    cur = acc
-    if rq.bias:
-        cur = te.compute(shape, lambda *i: cur(*i) + bias(*bias_index(i)), "bias_add")
-        stages.append(cur)
-    if rq.shift:
-        prev = cur
-        cur = te.compute(shape, lambda *i: prev(*i) >> rq.shift if rq.shift > 0
-                         else prev(*i) << -rq.shift, "shift")
-        stages.append(cur)
-    prev2 = cur
-    cur = te.compute(shape, lambda *i: te.max(te.min(prev2(*i), rq.hi), rq.low), "clip")
-    stages.append(cur)
-    last = cur
-    out = te.compute(shape, lambda *i: last(*i).astype(out_dtype), "out")
-    return stages, out
+    """The acc-scope stage of the epilogue and the final narrowing stage.
+
+    One stage computes ``clip((acc + bias) >> shift, low, hi)``: the ALU matcher turns it
+    into a single SAT micro-op per entry when the bounds are within int8 (plus a MIN/MAX
+    for narrower bounds), or into ADD, SHR, MIN, MAX otherwise."""
+    shift = rq.shift
+
+    def requant(*i):
+        v = acc(*i)
+        if rq.bias:
+            v = v + bias(*bias_index(i))
+        if shift:
+            v = v >> shift if shift > 0 else v << -shift
+        return te.max(te.min(v, rq.hi), rq.low)
+    cur = te.compute(shape, requant, "requant")
+    out = te.compute(shape, lambda *i: cur(*i).astype(out_dtype), "out")
+    return [cur], out
 
 
 def divides(n: int, what: str, total: int, total_what: str) -> None:

@@ -31,7 +31,7 @@ LOAD_SETUP = 24   # per LOAD instruction (request latency, not overlapped by the
 @dataclass(frozen=True)
 class EpilogueCost:
     """What the epilogue adds per thread tile: ALU passes and acc operands."""
-    alu_ops: int = 4          # bias add, shift, min, max
+    alu_ops: int = 1          # SAT: bias add, shift and clip in one micro-op
     vectors: int = 1          # per-channel acc operands (bias, shift vectors)
     residual: bool = False    # an int32 tile the size of the output, loaded into acc
 
