@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ScheduleError
+from ..vta.intrin import gemm_intrinsic
 from .. import te
 
 
@@ -59,18 +60,26 @@ def divisors(n: int, limit: int | None = None) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0 and (limit is None or d <= limit)]
 
 
-def place_acc_stages(s, out, at, acc, stages, operands) -> None:
+def place_acc_stages(s, out, at, acc, stages, operands, cfg=None) -> None:
     """Put the accumulator and its epilogue stages at loop ``at`` of ``out``.
 
     ``operands`` are (placeholder, reading stage) pairs loaded into the acc buffer there
-    (a bias, a residual): each gets a DMA copy; the epilogue stages run on the ALU.
+    (a bias, a residual), or (placeholder, reading stage, scope) for the inp / wgt
+    operands of a reduction stage: each gets a DMA copy. Elementwise epilogue stages run
+    on the ALU; a reduction stage (a residual times an identity weight) is a GEMM.
     """
-    for placeholder, reader in operands:
-        buf = s.cache_read(placeholder, "acc", [reader])
+    for placeholder, reader, *scope in operands:
+        buf = s.cache_read(placeholder, scope[0] if scope else "acc", [reader])
         s[buf].compute_at(s[out], at)
         s[buf].pragma(s[buf].op.axes[0], "dma_copy")
     for t in [acc] + stages:
         s[t].set_scope("acc")
         s[t].compute_at(s[out], at)
     for t in stages:
-        s[t].pragma(s[t].op.axes[0], "alu")
+        if s[t].op.reduce_axes:
+            axes, (ko, ki) = s[t].op.axes, s[t].op.reduce_axes
+            s[t].reorder(ko, *axes, ki)     # ko (extent 1): the init (a reset) outside
+            s[t].tensorize(axes[-2], gemm_intrinsic(cfg))
+        else:
+            s[t].pragma(s[t].op.axes[0], "alu")
+
