@@ -2,7 +2,10 @@
 
 Per element, with ``operand`` the sign-extended 16-bit immediate or the element of the
 second accumulator row: MIN/MAX signed, ADD wrapping, SHR by the operand's low
-log2(acc_bits) bits read as a signed number (negative shifts left), MUL wrapping.
+log2(acc_bits) bits read as a signed number (negative shifts left), MUL wrapping, MOV the
+operand. SAT (requantise) adds the src element unless ``use_imm``, shifts by the
+immediate's low log2(acc_bits) bits like SHR, and clips to the signed out_bits range
+(lower bound 0 when the immediate's next bit, relu, is set).
 """
 from __future__ import annotations
 
@@ -21,10 +24,12 @@ class AluCore(wiring.Component):
     """``result = op(dst_row, src_row or imm)`` lane by lane.
 
     With ``mul=False`` the MUL opcode is left out (its result is ``dst``): a pipelined user
-    computes it itself, e.g. with :func:`mul_partials` / :func:`mul_combine`."""
+    computes it itself, e.g. with :func:`mul_partials` / :func:`mul_combine`. With
+    ``sat_clip=False`` SAT stops before the clip (its result is the shifted sum): a
+    pipelined user clips in the next stage with :func:`sat_clip`."""
 
-    def __init__(self, cfg: Config, mul: bool = True):
-        self.cfg, self.mul = cfg, mul
+    def __init__(self, cfg: Config, mul: bool = True, sat_clip: bool = True):
+        self.cfg, self.mul, self.sat_clip = cfg, mul, sat_clip
         width = entry_bits(cfg, "acc")
         super().__init__({
             "opcode": In(ALU_OPCODE_BITS),
@@ -44,16 +49,18 @@ class AluCore(wiring.Component):
         for k in range(len(dst)):
             operand = Signal(signed(cfg.acc_bits), name=f"operand_{k}")
             m.d.comb += operand.eq(Mux(self.use_imm, self.imm, src[k]))
-            m.d.comb += result[k].eq(self._lane(m, k, dst[k], operand))
+            m.d.comb += result[k].eq(self._lane(m, k, dst[k], src[k], operand))
         return m
 
-    def _lane(self, m: Module, k: int, a, operand):
+    def _lane(self, m: Module, k: int, a, src, operand):
         bits = self.cfg.acc_bits
-        shift = Signal(signed(self.cfg.shift_bits), name=f"shift_{k}")
         out = Signal(signed(bits), name=f"lane_{k}")
-        m.d.comb += shift.eq(operand[:self.cfg.shift_bits])
-        left = (a << (-shift).as_unsigned())[:bits]
-        right = a >> shift.as_unsigned()
+        # SAT: the sum (dst + src, or dst) shifted by the immediate
+        total = Signal(signed(bits), name=f"sat_sum_{k}")
+        m.d.comb += total.eq(Mux(self.use_imm, a, (a + src)[:bits]))
+        sat = shift_signed(m, self.cfg, total, self.imm, f"sat_{k}")
+        if self.sat_clip:
+            sat = sat_clip(self.cfg, sat, self.imm[self.cfg.shift_bits])
         with m.Switch(self.opcode):
             with m.Case(AluOp.MIN):
                 m.d.comb += out.eq(Mux(a < operand, a, operand))
@@ -62,13 +69,37 @@ class AluCore(wiring.Component):
             with m.Case(AluOp.ADD):
                 m.d.comb += out.eq((a + operand)[:bits])
             with m.Case(AluOp.SHR):
-                m.d.comb += out.eq(Mux(shift < 0, left, right))
+                m.d.comb += out.eq(shift_signed(m, self.cfg, a, operand, f"shr_{k}"))
+            with m.Case(AluOp.MOV):
+                m.d.comb += out.eq(operand)
+            with m.Case(AluOp.SAT):
+                m.d.comb += out.eq(sat)
             if self.mul:
                 with m.Case(AluOp.MUL):
                     m.d.comb += out.eq((a * operand)[:bits])
             with m.Default():
                 m.d.comb += out.eq(a)
         return out
+
+
+def shift_signed(m: Module, cfg: Config, a, amount, name: str):
+    """``a`` shifted right by ``amount``'s low shift_bits bits read as a signed number
+    (negative: left, wrapping to acc_bits)."""
+    shift = Signal(signed(cfg.shift_bits), name=f"{name}_amount")
+    out = Signal(signed(cfg.acc_bits), name=name)
+    m.d.comb += shift.eq(amount[:cfg.shift_bits])
+    left = (a << (-shift).as_unsigned())[:cfg.acc_bits]
+    right = a >> shift.as_unsigned()
+    m.d.comb += out.eq(Mux(shift < 0, left, right))
+    return out
+
+
+def sat_clip(cfg: Config, x, relu):
+    """``x`` (signed acc_bits) clipped to the signed out_bits range, lower bound 0 with
+    ``relu``."""
+    top = (1 << (cfg.out_bits - 1)) - 1
+    low = Mux(relu, 0, -top - 1)
+    return Mux(x > top, top, Mux(x < low, low, x))
 
 
 def mul_partials(bits: int, a, b) -> tuple:

@@ -5,8 +5,10 @@
              an ALU micro-op whose rows are still being computed further down stalls here
     stage 3  SRAM read data registered (nothing else in this cycle)
     stage 4  GEMM: element products registered (DSP multipliers); ALU: lanes computed and
-             registered, MUL as three half-width partial products (DSP multipliers)
-    stage 5  GEMM: adder trees registered; ALU: MUL partials combined, result selected
+             registered, MUL as three half-width partial products (DSP multipliers), SAT
+             up to its shifted sum
+    stage 5  GEMM: adder trees registered; ALU: MUL partials combined, SAT clipped,
+             result selected
     stage 6  accumulate: forward in-flight results into the acc row, add the tree sums
              (or select the ALU result / zero); result registered
     stage 7  write acc[dst] and out[dst] (low out_bits of every element)
@@ -31,7 +33,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp
 
-from .alu import AluCore, mul_partials, mul_combine
+from .alu import AluCore, mul_partials, mul_combine, sat_clip
 from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
@@ -143,7 +145,7 @@ class ExecPipe(wiring.Component):
                                    reset_less=True)
                         m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
                         products[b, o, i] = p
-        m.submodules.alu = alu = AluCore(cfg, mul=False)
+        m.submodules.alu = alu = AluCore(cfg, mul=False, sat_clip=False)
         alu5, alu6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
         m.d.comb += [alu.opcode.eq(op[4].alu_opcode), alu.use_imm.eq(op[4].use_imm),
                      alu.imm.eq(op[4].imm), alu.dst.eq(accd4), alu.src.eq(accs4)]
@@ -166,10 +168,17 @@ class ExecPipe(wiring.Component):
         m.d.comb += [mul_lanes[k].eq(mul_combine(cfg.acc_bits, *regs))
                      for k, regs in enumerate(partials5)]
         acc5, acc6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
+        # ALU SAT: shifted sum registered in stage 4, clipped to the out range here
+        sat = Signal(acc_bits)
+        sat_lanes, alu5_lanes = element_view(cfg, "acc", sat), element_view(cfg, "acc", alu5)
+        relu5 = op[5].imm[cfg.shift_bits]
+        m.d.comb += [sat_lanes[k].eq(sat_clip(cfg, alu5_lanes[k], relu5))
+                     for k in range(len(sat_lanes))]
         with m.If(alu4):
             m.d.sync += alu5.eq(alu.result)
         with m.If(valid[5] & op[5].is_alu):
-            m.d.sync += alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul, alu5))
+            m.d.sync += alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul,
+                                    Mux(op[5].alu_opcode == AluOp.SAT, sat, alu5)))
         with m.If(gemm4):
             m.d.sync += acc5.eq(accd4)
         with m.If(valid[5] & ~op[5].is_alu):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from vtalab.spec import Config
-from vtalab.spec.isa import AluOp
+from vtalab.spec.isa import AluOp, sat_fields
 
 
 def wrap(values: np.ndarray, bits: int) -> np.ndarray:
@@ -13,8 +13,19 @@ def wrap(values: np.ndarray, bits: int) -> np.ndarray:
     return ((values + half) & ((1 << bits) - 1)) - half
 
 
-def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """One ALU op on int64 operands holding acc-width values; result wrapped to acc_bits."""
+def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray,
+              addend: np.ndarray | None = None) -> np.ndarray:
+    """One ALU op on int64 operands holding acc-width values; result wrapped to acc_bits.
+
+    For SAT, ``b`` is the immediate and ``addend`` the src entry (None with use_imm)."""
+    if op == AluOp.SAT:
+        x = a if addend is None else wrap(a + addend, cfg.acc_bits)
+        shift, relu = sat_fields(cfg, int(b))
+        x = _shift(cfg, x, np.int64(shift))
+        top = (1 << (cfg.out_bits - 1)) - 1
+        return np.clip(x, 0 if relu else -top - 1, top)
+    if op == AluOp.MOV:
+        return np.broadcast_to(b, np.shape(a)).astype(np.int64)
     if op == AluOp.MIN:
         return np.minimum(a, b)
     if op == AluOp.MAX:
@@ -24,11 +35,15 @@ def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray) -> np.ndarra
     if op == AluOp.MUL:
         return wrap(a * b, cfg.acc_bits)
     if op == AluOp.SHR:
-        amount = wrap(b & (cfg.acc_bits - 1), cfg.shift_bits)
-        right = a >> np.maximum(amount, 0)
-        left = wrap(a << np.maximum(-amount, 0), cfg.acc_bits)
-        return np.where(amount >= 0, right, left)
+        return _shift(cfg, a, wrap(b & (cfg.acc_bits - 1), cfg.shift_bits))
     raise ValueError(f"alu_opcode must be one of {[o.name for o in AluOp]}, not {op!r}")
+
+
+def _shift(cfg: Config, a: np.ndarray, amount) -> np.ndarray:
+    """Arithmetic shift right by a signed amount (negative: left, wrapping to acc_bits)."""
+    right = a >> np.maximum(amount, 0)
+    left = wrap(a << np.maximum(-amount, 0), cfg.acc_bits)
+    return np.where(amount >= 0, right, left)
 
 
 def hazard_free_chunks(dst: np.ndarray, src: np.ndarray | None) -> list[slice]:

@@ -5,7 +5,7 @@ import numpy as np
 
 from vtalab.spec import Config, Isa
 
-from vtalab.spec.isa import AluInsn, GemmInsn
+from vtalab.spec.isa import AluInsn, AluOp, GemmInsn
 
 from .alu import alu_apply, hazard_free_chunks, wrap
 from .gemm import accumulate_products, structured_products
@@ -98,8 +98,13 @@ class ComputeUnit:
         for part in hazard_free_chunks(dst, None if insn.use_imm else src):
             rows = dst[part]
             a = acc[rows].astype(np.int64)
-            b = np.int64(insn.imm) if insn.use_imm else acc[src[part]].astype(np.int64)
-            self._write(rows, alu_apply(self.cfg, insn.alu_op, a, b))
+            other = None if insn.use_imm else acc[src[part]].astype(np.int64)
+            if insn.alu_op == AluOp.SAT:      # the immediate and (optionally) src
+                out = alu_apply(self.cfg, insn.alu_op, a, np.int64(insn.imm), other)
+            else:
+                b = np.int64(insn.imm) if insn.use_imm else other
+                out = alu_apply(self.cfg, insn.alu_op, a, b)
+            self._write(rows, out)
         return len(dst)
 
 

@@ -247,7 +247,12 @@ class Generator:
                             wgt_factor_in=factors["wgt"][1], **loop)
         else:
             op = AluOp(self._int(0, len(AluOp) - 1))
-            imm = self._int(-24, 40) if op == AluOp.SHR else self._int(-(1 << 15), (1 << 15) - 1)
+            if op == AluOp.SHR:
+                imm = self._int(-24, 40)
+            elif op == AluOp.SAT:           # every shift amount, relu on and off
+                imm = self._int(-64, 63)
+            else:
+                imm = self._int(-(1 << 15), (1 << 15) - 1)
             insn = AluInsn(alu_op=op, use_imm=bool(self._int(0, 1)), imm=imm, **loop)
         return self._kernel(insn, uops)
 

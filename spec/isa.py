@@ -55,11 +55,41 @@ class Mem(enum.IntEnum):
 
 
 class AluOp(enum.IntEnum):
+    """ALU opcodes. 0..3 are VTA's; MUL, MOV and SAT are vtalab's extensions (MOV has the
+    number and meaning of the MOV that Intel's contributors added to VTA's HLS model)."""
     MIN = 0
     MAX = 1
     ADD = 2
     SHR = 3
-    MUL = 4    # vtalab's extension; VTA's HLS model has no MUL
+    MUL = 4    # wrapping multiply by the operand
+    MOV = 5    # dst = operand (the immediate or the src entry)
+    SAT = 6    # requantise: dst = clip((dst [+ src]) >> shift, out range) (see sat_imm)
+
+
+#: bit of a SAT immediate above the shift amount that raises the lower clip bound to 0
+def sat_relu_bit(cfg: "Config") -> int:
+    return cfg.shift_bits
+
+
+def sat_imm(cfg: "Config", shift: int, relu: bool = False) -> int:
+    """The immediate of a SAT micro-op: ``shift`` in the low shift_bits bits (signed, read
+    like SHR's amount: negative shifts left) and the relu flag above it.
+
+    SAT computes, per element, ``x = dst + acc[src]`` (``use_imm=0``) or ``x = dst``
+    (``use_imm=1``), wrapping to acc_bits; then ``x >> shift`` as SHR does; then clips to
+    the signed out_bits range, with a lower bound of 0 when the relu flag is set."""
+    lo, hi = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    if not lo <= shift <= hi:
+        raise IsaError(f"SAT shift must be in {lo}..{hi} (acc_bits {cfg.acc_bits}), "
+                       f"not {shift}")
+    return (shift & ((1 << cfg.shift_bits) - 1)) | (int(bool(relu)) << sat_relu_bit(cfg))
+
+
+def sat_fields(cfg: "Config", imm: int) -> tuple[int, bool]:
+    """(shift, relu) of a SAT immediate (inverse of sat_imm; other bits are ignored)."""
+    raw = imm & ((1 << cfg.shift_bits) - 1)
+    shift = raw - (1 << cfg.shift_bits) if raw >> (cfg.shift_bits - 1) else raw
+    return shift, bool((imm >> sat_relu_bit(cfg)) & 1)
 
 
 @dataclass(frozen=True)
@@ -386,9 +416,12 @@ class Isa:
         elif isinstance(insn, AluInsn):
             head = f"ALU    {insn.alu_op.name:<3}"
             values["alu_op"] = int(insn.alu_op)
+            if insn.alu_op == AluOp.SAT:
+                shift, relu = sat_fields(self.cfg, insn.imm)
+                values["sat"] = f"shr{shift}{'+relu' if relu else ''}"
         else:
             head = f"{type(insn).__name__[:-4].upper():<10}"
-        parts = [f"{k}={int(v)}" for k, v in values.items()]
+        parts = [f"{k}={v if isinstance(v, str) else int(v)}" for k, v in values.items()]
         return f"{head} " + " ".join(parts)
 
 

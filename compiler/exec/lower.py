@@ -89,11 +89,21 @@ def epilogue_of(graph: Graph, node: Node, blocks: int, cfg: Config):
     if has_bias:
         consts["bias"] = _vector(graph.constants[node.inputs[2]], blocks, cfg)
     residual = len(node.inputs) > 3 and bool(node.inputs[3])
-    rshifts = _shift_steps(node.attr("residual_shr", 0), blocks, cfg, "rshift", consts) \
-        if residual else ()
+    rshr = np.asarray(node.attr("residual_shr", 0), np.int64)
+    as_gemm = residual and cfg.block_in == cfg.block_out and np.all(rshr == rshr.flat[0])
+    if as_gemm:
+        # shr(r, a) == shr(r * 2**k, a + k) exactly for k >= 0 (left shifts compose):
+        # the identity weight takes up to 2**6 of a left shift
+        k = int(np.clip(-rshr.flat[0], 0, 6))
+        consts["residual_eye"] = (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(
+            1, 1, cfg.block_out, cfg.block_in)
+        rshifts = _shift_steps(int(rshr.flat[0]) + k, blocks, cfg, "rshift", consts)
+    else:
+        rshifts = _shift_steps(node.attr("residual_shr", 0), blocks, cfg, "rshift", consts) \
+            if residual else ()
     shifts = _shift_steps(node.attr("shift", 0), blocks, cfg, "shift", consts)
     lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
-    return Epilogue(has_bias, residual, rshifts, shifts, lo, hi), consts
+    return Epilogue(has_bias, residual, rshifts, shifts, lo, hi, bool(as_gemm)), consts
 
 
 def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
@@ -119,9 +129,23 @@ def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
 
 def epilogue_cost(ep: Epilogue) -> EpilogueCost:
     """The cost model's view of a fused epilogue: ALU passes and acc operands."""
-    alu = int(ep.bias) + (1 + len(ep.residual_shifts)) * ep.residual + len(ep.shifts) \
-        + (ep.lo is not None) + (ep.hi is not None)
-    return EpilogueCost(alu, ep.vectors, ep.residual)
+    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual, ep.residual_gemm)
+
+
+def alu_op_count(ep: Epilogue) -> int:
+    """ALU micro-ops per output entry, after the matcher folds the tail into SAT
+    (compiler/vta/passes/alu.py ``fuse_sat``): the residual's alignment steps, its add,
+    the bias add, the shift steps and the clip, less what one SAT replaces."""
+    ops = ["shr"] * len(ep.residual_shifts) + ["add_acc"] * ep.residual \
+        + ["add_acc"] * ep.bias + ["shr_vec" if s == VEC else "shr" for s in ep.shifts]
+    lo, hi = ep.lo, ep.hi
+    if lo is None or hi is None or not -128 <= lo <= hi <= 127:
+        return len(ops) + (lo is not None) + (hi is not None)
+    if ops[-1:] == ["shr"]:
+        ops.pop()
+    if ops[-1:] == ["add_acc"]:
+        ops.pop()
+    return len(ops) + 1 + (hi < 127) + (lo not in (0, -128))
 
 
 def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue, log=None) -> list[Conv2dKnobs]:
@@ -147,8 +171,10 @@ def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[
                 continue
             for tm in divisors(mb):
                 acc = vt * tn * (tm * (1 + ep.residual) + ep.vectors + 1)
+                res_inp, res_wgt = (tm * tn, 1) if ep.residual_gemm else (0, 0)
                 for tk in divisors(kb):
-                    if vt * tm * tk > cfg.depth("inp") or vt * tn * tk > cfg.depth("wgt") or \
+                    if vt * (tm * tk + res_inp) > cfg.depth("inp") or \
+                            vt * (tn * tk + res_wgt) > cfg.depth("wgt") or \
                             acc > cfg.depth("acc"):
                         continue
                     found.append(((vt, tm * tn, tk), DenseKnobs(tm, tn, tk, "mn", vt)))
@@ -206,7 +232,9 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
         named[f"{node.name}:{name}"] = array
         bindings[name] = ("const", f"{node.name}:{name}")
     widen = None
-    if ep.residual:
+    if ep.residual and ep.residual_gemm:
+        bindings["residual"] = ("value", node.inputs[3])
+    elif ep.residual:
         widen = (node.inputs[3], f"{node.name}:residual")
         bindings["residual"] = ("scratch", widen[1])
     _check_shapes(graph, kernel, bindings, named)

@@ -6,8 +6,11 @@ The graph's `accel_conv2d` / `accel_dense` (compiler/graph/ops.py `_accel`) comp
     acc  = shr(acc, shift) ; out = int8(clip(acc, lo, hi))
 
 compiler/topi's templates cover bias + scalar shift + clip. These declarations add what
-the graph needs on top, all on the accumulator: a residual operand (int32 tile loaded
-into acc, aligned by its own shifts, then added), per-channel shift amounts (acc operands
+the graph needs on top, all on the accumulator: a residual operand (with a scalar
+alignment and block_in == block_out: the int8 tile loaded into inp by the load module and
+accumulated by one GEMM micro-op per entry against 2**k * identity, k <= 6, then shifted
+left by the rest; otherwise an int32 tile loaded into acc by the compute module, aligned
+by its own shifts; then added), per-channel shift amounts (acc operands
 of SHR, loaded like the bias) and shift amounts beyond the ALU's signed 5-bit field (split
 into several SHR steps: x >> a >> b == x >> (a + b), and likewise for left shifts). The
 schedules are topi's (same loop structure, knobs and virtual threads) with every acc
@@ -39,6 +42,10 @@ class Epilogue:
     shifts: tuple = ()
     lo: int | None = -128
     hi: int | None = 127
+    #: residual as int8 in the inp buffer (loaded by the load module), accumulated by one
+    #: GEMM micro-op per entry against 2**k * identity (the ``residual_eye`` weight);
+    #: ``residual_shifts`` then align that product. False: an int32 tile DMA'd into acc.
+    residual_gemm: bool = False
 
     @property
     def vectors(self) -> int:
@@ -69,54 +76,75 @@ def split_shift_vector(amounts: np.ndarray, lo: int = -16, hi: int = 15) -> list
 
 
 def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
-    """(acc-scope stages, [(placeholder, first reader stage)], int8 output)."""
-    stages, operands = [], []
-    head = [acc]  # the main accumulator chain
+    """(acc-scope stages, [(placeholder, first reader stage)], int8 output).
 
-    def step(src, amount, name):
-        """src >> amount (an immediate, or a per-channel operand vector)."""
+    The residual's alignment shifts are stages of their own (on the residual tile); all
+    the rest is one stage, ``clip(((acc + residual) + bias) >> shifts..., lo, hi)``, whose
+    requantisation tail the ALU matcher folds into one SAT micro-op (the bias add last, so
+    that SAT adds it: wrapping adds commute, so the order does not change the result)."""
+    stages, operands, reads = [], [], []
+
+    def shifted(v, amount, name):
+        """v >> amount (an immediate, or a per-channel operand vector)."""
         if amount == VEC:
-            v = te.placeholder(vec_shape, "int32", name)
-            t = te.compute(shape, lambda *i: src(*i) >> v(*vec_index(i)), f"{name}_step")
-            operands.append((v, t))
-        else:
-            t = te.compute(shape, lambda *i: src(*i) >> amount if amount > 0
-                           else src(*i) << -amount, f"{name}_step")
-        stages.append(t)
-        return t
+            vec = te.placeholder(vec_shape, "int32", name)
+            reads.append(vec)
+            return lambda *i: v(*i) >> vec(*vec_index(i))
+        return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
 
-    def chain(fn, name):
-        prev = head[-1]
-        head.append(te.compute(shape, lambda *i: fn(prev, i), name))
-        stages.append(head[-1])
-        return head[-1]
-
+    aligned = None
+    if ep.residual and ep.residual_gemm:
+        res = te.placeholder(shape, "int8", "residual")
+        eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
+        ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
+        cur = te.compute(shape, lambda *i: te.sum(
+            res[i[:-1] + (k,)].astype("int32") * eye[0, ko, i[-1], k].astype("int32"),
+            axis=[ko, k]), "residual_gemm")
+        stages.append(cur)
+        operands += [(res, cur, "inp"), (eye, cur, "wgt")]
+        for n, amount in enumerate(ep.residual_shifts):
+            cur = te.compute(shape, shifted(cur, amount, f"rshift{n}"), f"rshift{n}_step")
+            operands += [(vec, cur) for vec in reads]
+            reads.clear()
+            stages.append(cur)
+        aligned = cur
+    elif ep.residual:
+        res = te.placeholder(shape, "int32", "residual")
+        cur, first = res, None
+        for k, amount in enumerate(ep.residual_shifts):
+            fn = shifted(cur, amount, f"rshift{k}")
+            cur = te.compute(shape, fn, f"rshift{k}_step")
+            for vec in reads:
+                operands.append((vec, cur))
+            reads.clear()
+            stages.append(cur)
+            first = first or cur
+        aligned = cur
+    value = acc
+    if aligned is not None:
+        prev_a = value
+        value = lambda *i: prev_a(*i) + aligned(*i)
     if ep.bias:
         b = te.placeholder(vec_shape, "int32", "bias")
-        operands.append((b, chain(lambda p, i: p(*i) + b(*vec_index(i)), "bias_add")))
-    if ep.residual:
-        res = te.placeholder(shape, "int32", "residual")
-        aligned, first = res, None
-        for k, amount in enumerate(ep.residual_shifts):
-            aligned = step(aligned, amount, f"rshift{k}")
-            first = first or aligned
-        final = aligned
-        add = chain(lambda p, i: p(*i) + final(*i), "residual_add")
-        operands.append((res, first or add))
+        reads.append(b)
+        prev_b = value
+        value = lambda *i: prev_b(*i) + b(*vec_index(i))
     for k, amount in enumerate(ep.shifts):
-        head.append(step(head[-1], amount, f"shift{k}"))
+        value = shifted(value, amount, f"shift{k}")
     lo, hi = ep.lo, ep.hi
     for bound in (lo, hi):
         if bound is not None and not -(1 << 15) <= bound < (1 << 15):
             raise LoweringError(f"clip bound must fit the ALU's 16-bit immediate, not {bound}")
 
-    def clip(p, i):
-        v = p(*i)
+    def requant(*i):
+        v = value(*i)
         v = te.min(v, hi) if hi is not None else v
         return te.max(v, lo) if lo is not None else v
-    if lo is not None or hi is not None:
-        chain(clip, "clip")
-    last = head[-1]
+    last = te.compute(shape, requant, "requant")
+    stages.append(last)
+    if ep.residual and not ep.residual_gemm:
+        operands.append((res, first or last))
+    operands += [(vec, last) for vec in reads]
     out = te.compute(shape, lambda *i: last(*i).astype("int8"), "out")
     return stages, operands, out
 
@@ -139,7 +167,7 @@ def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
                                               lambda i: (i[1], i[4], i[5]))
     s = schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
-    return s, [data, kernel] + [ph for ph, _ in operands] + [out]
+    return s, [data, kernel] + [op[0] for op in operands] + [out]
 
 
 def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnobs):
@@ -156,4 +184,4 @@ def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnob
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
                                               lambda i: (i[1], i[2], i[3]))
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
-    return s, [data, weight] + [ph for ph, _ in operands] + [out]
+    return s, [data, weight] + [op[0] for op in operands] + [out]

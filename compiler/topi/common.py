@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ScheduleError
+from ..vta.intrin import gemm_intrinsic
 from .. import te
 
 
@@ -31,23 +32,23 @@ class Requant:
 
 
 def epilogue(acc, bias, rq: Requant, shape, bias_index, out_dtype="int8"):
-    """The acc-scope stages of the epilogue and the final narrowing stage."""
-    stages = []
-    cur = acc
-    if rq.bias:
-        cur = te.compute(shape, lambda *i: cur(*i) + bias(*bias_index(i)), "bias_add")
-        stages.append(cur)
-    if rq.shift:
-        prev = cur
-        cur = te.compute(shape, lambda *i: prev(*i) >> rq.shift if rq.shift > 0
-                         else prev(*i) << -rq.shift, "shift")
-        stages.append(cur)
-    prev2 = cur
-    cur = te.compute(shape, lambda *i: te.max(te.min(prev2(*i), rq.hi), rq.low), "clip")
-    stages.append(cur)
-    last = cur
-    out = te.compute(shape, lambda *i: last(*i).astype(out_dtype), "out")
-    return stages, out
+    """The acc-scope stage of the epilogue and the final narrowing stage.
+
+    One stage computes ``clip((acc + bias) >> shift, low, hi)``: the ALU matcher turns it
+    into a single SAT micro-op per entry when the bounds are within int8 (plus a MIN/MAX
+    for narrower bounds), or into ADD, SHR, MIN, MAX otherwise."""
+    shift = rq.shift
+
+    def requant(*i):
+        v = acc(*i)
+        if rq.bias:
+            v = v + bias(*bias_index(i))
+        if shift:
+            v = v >> shift if shift > 0 else v << -shift
+        return te.max(te.min(v, rq.hi), rq.low)
+    cur = te.compute(shape, requant, "requant")
+    out = te.compute(shape, lambda *i: cur(*i).astype(out_dtype), "out")
+    return [cur], out
 
 
 def divides(n: int, what: str, total: int, total_what: str) -> None:
@@ -59,18 +60,26 @@ def divisors(n: int, limit: int | None = None) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0 and (limit is None or d <= limit)]
 
 
-def place_acc_stages(s, out, at, acc, stages, operands) -> None:
+def place_acc_stages(s, out, at, acc, stages, operands, cfg=None) -> None:
     """Put the accumulator and its epilogue stages at loop ``at`` of ``out``.
 
     ``operands`` are (placeholder, reading stage) pairs loaded into the acc buffer there
-    (a bias, a residual): each gets a DMA copy; the epilogue stages run on the ALU.
+    (a bias, a residual), or (placeholder, reading stage, scope) for the inp / wgt
+    operands of a reduction stage: each gets a DMA copy. Elementwise epilogue stages run
+    on the ALU; a reduction stage (a residual times an identity weight) is a GEMM.
     """
-    for placeholder, reader in operands:
-        buf = s.cache_read(placeholder, "acc", [reader])
+    for placeholder, reader, *scope in operands:
+        buf = s.cache_read(placeholder, scope[0] if scope else "acc", [reader])
         s[buf].compute_at(s[out], at)
         s[buf].pragma(s[buf].op.axes[0], "dma_copy")
     for t in [acc] + stages:
         s[t].set_scope("acc")
         s[t].compute_at(s[out], at)
     for t in stages:
-        s[t].pragma(s[t].op.axes[0], "alu")
+        if s[t].op.reduce_axes:
+            axes, (ko, ki) = s[t].op.axes, s[t].op.reduce_axes
+            s[t].reorder(ko, *axes, ki)     # ko (extent 1): the init (a reset) outside
+            s[t].tensorize(axes[-2], gemm_intrinsic(cfg))
+        else:
+            s[t].pragma(s[t].op.axes[0], "alu")
+

@@ -31,9 +31,10 @@ LOAD_SETUP = 24   # per LOAD instruction (request latency, not overlapped by the
 @dataclass(frozen=True)
 class EpilogueCost:
     """What the epilogue adds per thread tile: ALU passes and acc operands."""
-    alu_ops: int = 4          # bias add, shift, min, max
+    alu_ops: int = 1          # SAT: bias add, shift and clip in one micro-op
     vectors: int = 1          # per-channel acc operands (bias, shift vectors)
     residual: bool = False    # an int32 tile the size of the output, loaded into acc
+    residual_gemm: bool = False  # ... or int8 in inp, times an identity weight (one GEMM)
 
 
 def _beats(cfg: Config, buffer: str, entries: int) -> int:
@@ -47,8 +48,10 @@ def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> boo
     rows, cols = inp_rows(sh, kn.tile_h), (tw - 1) * sh.stride + sh.kernel
     vt = kn.vthreads
     acc = vt * kn.tile_co * (kn.tile_h * tw * (1 + ep.residual) + ep.vectors + 1)
-    return (vt * kn.tile_ci * rows * cols <= cfg.depth("inp")
-            and vt * kn.tile_co * kn.tile_ci * sh.kernel ** 2 <= cfg.depth("wgt")
+    res_inp = kn.tile_co * kn.tile_h * tw if ep.residual_gemm else 0
+    return (vt * (kn.tile_ci * rows * cols + res_inp) <= cfg.depth("inp")
+            and vt * (kn.tile_co * kn.tile_ci * sh.kernel ** 2 + ep.residual_gemm)
+            <= cfg.depth("wgt")
             and acc <= cfg.depth("acc"))
 
 
@@ -66,9 +69,11 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
             + _beats(cfg, "wgt", kn.tile_co * kn.tile_ci * K * K) + LOAD_SETUP)
     gemm = kn.tile_co * kn.tile_ci * K * K * kn.tile_h * tw + INSN + DRAIN
     step = vt * max(gemm, load) if vt > 1 else gemm + load
-    extra = (out_entries + INSN) + ep.alu_ops * (out_entries + INSN) \
-        + _beats(cfg, "acc", kn.tile_co * ep.vectors + out_entries * ep.residual) \
-        + LOAD_SETUP * (ep.vectors + ep.residual)
+    acc_residual = ep.residual and not ep.residual_gemm
+    extra = (out_entries + INSN) * (1 + 2 * ep.residual_gemm) \
+        + ep.alu_ops * (out_entries + INSN) \
+        + _beats(cfg, "acc", kn.tile_co * ep.vectors + out_entries * acc_residual) \
+        + LOAD_SETUP * (ep.vectors + acc_residual)
     per_tile = steps * step + vt * extra
     fill = load if vt > 1 else 0
     store = _beats(cfg, "out", out_entries) + LOAD_SETUP

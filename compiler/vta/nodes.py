@@ -89,7 +89,10 @@ class Gemm(VtaStmt):
 
 @dataclass(frozen=True, repr=False)
 class Alu(VtaStmt):
-    """acc[dst] = acc[dst] op (imm | acc[src]); op in add, mul, min, max, shr."""
+    """acc[dst] = acc[dst] op (imm | acc[src]); op in add, mul, min, max, shr, mov.
+
+    ``sat`` (requantise) uses the immediate (shift and relu, see spec.isa.sat_imm) and,
+    when ``src`` is set, adds acc[src] first."""
     op: str
     acc: Buffer
     dst_index: Any
@@ -103,7 +106,9 @@ class Alu(VtaStmt):
         return [("acc", "dst_index"), ("src", "src_index")]
 
     def format(self) -> str:
-        rhs = f"{self.imm}" if self.imm is not None else f"{self.src.name}[{fe(self.src_index)}]"
+        rhs = f"{self.imm}" if self.imm is not None else ""
+        if self.src is not None:
+            rhs += (", " if rhs else "") + f"{self.src.name}[{fe(self.src_index)}]"
         return f"alu_{self.op} {self.acc.name}[{fe(self.dst_index)}] <- {rhs}"
 
 

@@ -203,6 +203,14 @@ def alu_ref(op, a: np.ndarray, b, cfg) -> np.ndarray:
         return wrap(a64 + b64, cfg.acc_bits)
     if op == AluOp.MUL:
         return wrap(a64 * b64, cfg.acc_bits)
+    if op == AluOp.MOV:
+        return b64.copy()
+    if op == AluOp.SAT:   # immediate: shift/relu of a; acc operand: a + b, immediate 0
+        imm = int(b) if np.ndim(b) == 0 else 0
+        x = a64 if np.ndim(b) == 0 else wrap(a64 + b64, cfg.acc_bits)
+        x = np.array([shift_ref(int(v), imm, cfg) for v in x.flat]).reshape(a64.shape)
+        top = (1 << (cfg.out_bits - 1)) - 1
+        return np.clip(x, 0 if imm & (1 << cfg.shift_bits) else -top - 1, top)
     flat = [shift_ref(int(x), int(s), cfg) for x, s in zip(a64.flat, b64.flat)]
     return np.array(flat, dtype=np.int64).reshape(a64.shape)
 
@@ -212,6 +220,9 @@ IMMEDIATES = {
     AluOp.MUL: [-3, 0, 20000],
     # negative amounts and 16..31 shift left; -20 has low bits 12 (a right shift)
     AluOp.SHR: [0, 3, 15, -1, -16, 20, -20],
+    AluOp.MOV: [-32768, 5, 32767],
+    # shift 0, right 7, left 2 (amount -2 = 30); bit 5 = relu
+    AluOp.SAT: [0, 7, 7 | 32, 30, 32],
 }
 IMM_CASES = [(op, imm) for op, imms in IMMEDIATES.items() for imm in imms]
 

@@ -26,7 +26,22 @@ def reference_loop(insn, uops):
                        + j * getattr(insn, "wgt_factor_in", 0))
 
 
+def reference_shift(a, amount, cfg):
+    amount = wrap(amount & (cfg.acc_bits - 1), cfg.shift_bits)
+    return a >> amount if amount >= 0 else wrap(a << -amount, cfg.acc_bits)
+
+
+def reference_sat(a, src, imm, cfg):
+    """SAT: (a [+ src]) >> low 5 bits of imm, clipped to int8 (to 0..127 with imm bit 5)."""
+    x = a if src is None else wrap(a + src, cfg.acc_bits)
+    x = reference_shift(x, imm, cfg)
+    lo = 0 if (imm >> cfg.shift_bits) & 1 else -(1 << cfg.out_bits - 1)
+    return min(max(x, lo), (1 << cfg.out_bits - 1) - 1)
+
+
 def reference_alu(op, a, b, cfg):
+    if op == AluOp.MOV:
+        return b
     if op == AluOp.MIN:
         return min(a, b)
     if op == AluOp.MAX:
@@ -35,8 +50,7 @@ def reference_alu(op, a, b, cfg):
         return wrap(a + b, cfg.acc_bits)
     if op == AluOp.MUL:
         return wrap(a * b, cfg.acc_bits)
-    amount = wrap(b & (cfg.acc_bits - 1), cfg.shift_bits)
-    return a >> amount if amount >= 0 else wrap(a << -amount, cfg.acc_bits)
+    return reference_shift(a, b, cfg)
 
 
 def reference_run(sim, insn, uops):
@@ -53,8 +67,14 @@ def reference_run(sim, insn, uops):
                 value = np.vectorize(lambda v: wrap(v, cfg.acc_bits))(acc[dst] + prod)
         else:
             rhs = np.full_like(acc[dst], insn.imm) if insn.use_imm else acc[src]
-            value = np.vectorize(lambda a, b: reference_alu(insn.alu_op, int(a), int(b), cfg))(
-                acc[dst], rhs)
+            if insn.alu_op == AluOp.SAT:
+                value = np.array([reference_sat(int(a), None if insn.use_imm else int(b),
+                                                insn.imm, cfg)
+                                  for a, b in zip(acc[dst].flat, acc[src].flat)],
+                                 np.int64).reshape(acc[dst].shape)
+            else:
+                value = np.vectorize(lambda a, b: reference_alu(insn.alu_op, int(a), int(b),
+                                                                cfg))(acc[dst], rhs)
         acc[dst] = value
         out[dst] = value.astype(np.int64).astype(out.dtype)
     return acc, out
@@ -115,6 +135,23 @@ def test_shift_amounts_follow_vta():
         sim.sram.acc[0, 0, :] = [-1024, 1024, 3, -3] * 4
         sim.compute.alu(AluInsn(alu_op=AluOp.SHR, use_imm=True, imm=imm))
         assert sim.sram.acc[0, 0, :4].tolist() == expect, imm
+
+
+def test_sat_requantises_to_the_out_range():
+    # (x + bias) >> 3 clipped to int8; with the relu bit (imm bit 5) the floor is 0.
+    cfg = preset("default")
+    sim = FunctionalSimulator(cfg, dram_bytes=4096)
+    sim.sram.uop[0] = Isa(cfg).encode_uops(0, 1, 0)
+    x = [-4000, 4000, 100, -100, 7, -9, 1 << 30, -(1 << 30)] * 2
+    for use_imm, bias in ((True, 0), (False, 24)):
+        for relu in (False, True):
+            sim.sram.acc[0, 0, :] = x
+            sim.sram.acc[1, 0, :] = bias
+            imm = 3 | (32 if relu else 0)
+            sim.compute.alu(AluInsn(alu_op=AluOp.SAT, use_imm=use_imm, imm=imm))
+            want = np.clip((np.array(x, np.int64) + bias) >> 3, 0 if relu else -128, 127)
+            assert sim.sram.acc[0, 0, :].tolist() == want.tolist(), (use_imm, relu)
+            assert sim.sram.out[0, 0, :].tolist() == want.tolist()
 
 
 def _finish(**deps):

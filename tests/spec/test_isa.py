@@ -148,3 +148,25 @@ def test_disasm_prints_every_field_in_decimal():
     assert line.startswith("LOAD   ACC")
     for text in ("dram_base=1234", "y_pad_1=3", "pop_prev=0", "x_stride=1"):
         assert text in line
+
+
+def test_sat_immediate_packs_shift_and_relu():
+    from vtalab.spec.isa import sat_fields, sat_imm
+    cfg = preset("default")
+    assert sat_imm(cfg, 7) == 7 and sat_imm(cfg, 7, relu=True) == 7 | 32
+    assert sat_imm(cfg, -3) == 29                   # read back as -3, like SHR's amount
+    for shift in range(-16, 16):
+        for relu in (False, True):
+            assert sat_fields(cfg, sat_imm(cfg, shift, relu)) == (shift, relu)
+    with pytest.raises(IsaError, match="SAT shift must be in -16..15"):
+        sat_imm(cfg, 16)
+
+
+def test_new_alu_opcodes_round_trip_and_disassemble():
+    isa = Isa(preset("default"))
+    assert (AluOp.MOV, AluOp.SAT) == (5, 6)         # MOV: the number Intel's VTA model uses
+    insn = AluInsn(alu_op=AluOp.SAT, use_imm=True, imm=32 | 9, uop_end=2)
+    assert isa.decode(isa.encode(insn)) == insn
+    assert "sat=shr9+relu" in isa.disasm(insn) and isa.disasm(insn).startswith("ALU    SAT")
+    with pytest.raises(IsaError, match="alu_opcode must be one of"):
+        isa.decode(isa.encode(insn) | (7 << isa.alu["alu_opcode"].lsb))

@@ -3,11 +3,14 @@
 ``inplace_acc`` first makes an acc stage that only transforms another acc stage reuse its
 storage; ``match_alu`` then turns ``acc[i] = f(acc[i], ...)`` into a sequence of ALU
 operations: add, sub (of an immediate), mul, min, max, shifts (``>>``, ``<<``), hence clip
-and relu, each with an immediate or another acc entry as operand.
+and relu, each with an immediate or another acc entry as operand. A chain that ends in a
+requantisation (optional add of an acc operand, optional shift by an immediate, clip to
+int8 bounds) becomes one SAT micro-op (``fuse_sat``).
 """
 from __future__ import annotations
 
 from vtalab.spec import Config
+from vtalab.spec.isa import sat_imm
 
 from ...errors import LoweringError
 from ...ir.arith import same
@@ -91,22 +94,55 @@ def match_alu(func, cfg: Config):
 def _lower(loops, store: Store, cfg: Config):
     dst_entry, tail = split_entry(cfg, store.buffer, store.indices, loops, "acc", "ALU")
     entry_loops = [lp for lp in loops if lp.var not in tail]
-    ops = _chain(store.value, store, cfg)
+    ops = fuse_sat(_chain(store.value, store, cfg), cfg)
     out = []
     for op, operand in ops:
+        sat_imm_value = None
+        if op == "sat":
+            operand, sat_imm_value = operand
+            if operand is None:
+                operand = sat_imm_value
         if isinstance(operand, Load):
             src_entry, src_tail = split_entry(cfg, operand.buffer, operand.indices, loops, "acc",
                                               "ALU operand")
             if src_tail != tail:
                 raise LoweringError(f"ALU operand {operand.buffer.name} must be indexed by the "
                                     f"same entry lanes as {store.buffer.name}, not {src_tail}")
-            alu = Alu(op, store.buffer, dst_entry, operand.buffer, src_entry)
+            alu = Alu(op, store.buffer, dst_entry, operand.buffer, src_entry, sat_imm_value)
         else:
             alu = Alu(op, store.buffer, dst_entry, imm=operand)
         for lp in reversed(entry_loops):
             alu = For(lp.var, lp.extent, alu, "serial")
         out.append(alu)
     return seq(*out) if out else seq()
+
+
+def fuse_sat(ops: list, cfg: Config) -> list:
+    """Fold a chain's requantisation tail into one SAT: ``[add acc-operand] [shr imm]``
+    then a clip (min and max immediates) to bounds within the signed out_bits range
+    becomes SAT (add, shift, clip to the out range, lower bound 0 for a relu), followed by
+    a MIN / MAX only for bounds narrower than what SAT clips to."""
+    top = (1 << (cfg.out_bits - 1)) - 1
+    if len(ops) < 2:
+        return ops
+    clip = dict(ops[-2:])
+    if set(clip) != {"min", "max"} or not all(isinstance(v, int) for v in clip.values()):
+        return ops
+    lo, hi = clip["max"], clip["min"]
+    if not -top - 1 <= lo <= hi <= top:
+        return ops
+    rest, shift, src = ops[:-2], 0, None
+    if rest and rest[-1][0] == "shr" and isinstance(rest[-1][1], int):
+        shift, rest = rest[-1][1], rest[:-1]
+    if rest and rest[-1][0] == "add" and isinstance(rest[-1][1], Load):
+        src, rest = rest[-1][1], rest[:-1]
+    relu = lo >= 0
+    tail = [("sat", (src, sat_imm(cfg, shift, relu)))]
+    if hi < top:
+        tail.append(("min", hi))
+    if lo != (0 if relu else -top - 1):
+        tail.append(("max", lo))
+    return rest + tail
 
 
 def _chain(e, store: Store, cfg: Config) -> list:

@@ -125,9 +125,9 @@ class _Emitter:
         else:
             t = k.template
             imm = t.imm if t.imm is not None else 0
-            insn = AluInsn(alu_op=AluOp[t.op.upper()], use_imm=t.imm is not None, imm=imm, **common)
+            insn = AluInsn(alu_op=AluOp[t.op.upper()], use_imm=t.src is None, imm=imm, **common)
             reads = (uop_read, ("acc", d_lo, d_hi)) + (
-                (("acc",) + span(src, so, si),) if t.imm is None else ())
+                (("acc",) + span(src, so, si),) if t.src is not None else ())
         self.records.append(Record(insn, "compute", None, reads, writes))
 
     def _resident(self, words: np.ndarray) -> int:

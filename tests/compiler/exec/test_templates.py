@@ -69,6 +69,33 @@ def test_dense_with_residual_on_default():
     np.testing.assert_array_equal(out, pack_array(want, (1, 16)))
 
 
+@pytest.mark.parametrize("vthreads", [1, 2])
+def test_conv_with_residual_as_identity_gemm(vthreads):
+    # int8 residual in inp, times 2**6 * I (one GEMM micro-op per entry), then << 3:
+    # the same as the int32 residual shifted left by 9, with the bias folded into SAT.
+    cfg = preset("tiny")
+    sh = Conv2dShape(1, 16, 6, 6, 16, 3, 1, 1)
+    ep = Epilogue(bias=True, residual=True, residual_shifts=(-3,), shifts=(12,), lo=0,
+                  hi=127, residual_gemm=True)
+    sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=2, vthreads=vthreads))
+    prog = build(sch, cfg, args)
+    text = "\n".join(prog.disasm())
+    # the compute module DMAs only the bias vectors into acc, the residual goes to inp
+    acc_loads = [ln for ln in text.splitlines() if ln.startswith("LOAD   ACC")]
+    assert all("x_size=1 " in ln for ln in acc_loads)
+    rng = np.random.default_rng(3)
+    ins = _inputs(args, rng)
+    ins["residual"] = rng.integers(-128, 128, ins["residual"].shape).astype(np.int8)
+    ins["residual_eye"] = (np.eye(8, dtype=np.int8) << 6).reshape(1, 1, 8, 8)
+    out = prog.run_fsim(ins)["out"]
+    x, w = unpack_array(ins["data"], (1, 16, 6, 6)), unpack_array(ins["kernel"], (16, 16, 3, 3))
+    acc = int_conv2d(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
+    want = _epilogue_ref(acc, ins["bias"][:, 0].reshape(1, 16, 1, 1),
+                         unpack_array(ins["residual"], (1, 16, 6, 6)), -9, 12, 0, 127)
+    np.testing.assert_array_equal(out, pack_array(want, (1, 8)))
+    assert "ALU    SAT" in text
+
+
 def test_unsupported_conv_is_reported_not_miscompiled(resnet_module):
     graph = resnet_module.graph
     node = next(n for n in graph.nodes if n.op == "accel_conv2d")

@@ -77,7 +77,11 @@ async def test_alu_every_opcode(dut):
             dut.alu_src.value = pack(src, CFG.acc_bits)
             await settle()
             operand = np.full(lanes, imm, dtype=np.int64) if use_imm else src
-            want = alu_apply(CFG, op, dst.astype(np.int64), operand.astype(np.int64))
+            if op == AluOp.SAT:     # the immediate always; src added unless use_imm
+                want = alu_apply(CFG, op, dst.astype(np.int64), np.int64(imm),
+                                 None if use_imm else src.astype(np.int64))
+            else:
+                want = alu_apply(CFG, op, dst.astype(np.int64), operand.astype(np.int64))
             got = unpack(int(dut.alu_result.value), CFG.acc_bits, lanes)
             assert np.array_equal(got, want), (f"{op.name} imm={use_imm and imm}: "
                                                f"got {got}, want {want}")
