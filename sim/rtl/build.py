@@ -29,7 +29,7 @@ from .toolchain import environment, verilator_root
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent.parent          # the repository root: hw/, spec/, sim/ live here
 LIB_NAME = "libvtalab_rtl.so"
-VERILATOR_FLAGS = ["--cc", "--top-module", codegen.TOP, "--prefix", "Vtop", "-Mdir", "obj",
+VERILATOR_FLAGS = ["--cc", "--top-module", codegen.SIM_TOP, "--prefix", "Vtop", "-Mdir", "obj",
                    "--x-assign", "fast", "--x-initial", "fast", "--noassert",
                    "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC -march=native"]
 OPT_FLAGS = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"      # -O3 -march=native: 1.2x
@@ -122,7 +122,7 @@ def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
     start = time.perf_counter()
     echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
     verilog = generate(cfg, name=codegen.TOP)
-    (work / "top.v").write_text(verilog)
+    (work / "top.v").write_text(codegen.sim_wrapper(verilog))
     (work / "top.vlt").write_text(codegen.verilator_config(verilog))
     (work / "vtalab_config.h").write_text(codegen.config_header(cfg))
     shutil.copy(HERE / "harness.cpp", work / "harness.cpp")
@@ -135,12 +135,23 @@ def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
     root = verilator_root()
     defines = {None: ["-DVM_TRACE=0"], "vcd": ["-DVM_TRACE=1", "-DVM_TRACE_VCD=1"],
                "fst": ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"]}[trace]
+    defines.append(f"-DVT_FAST_EDGE={int(_has_edge_state(work))}")
     _run(["g++", *CXX_FLAGS, *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
           "-I", str(root / "include" / "vltstd"), "harness.cpp", "obj/Vtop__ALL.a",
           "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace == "fst" else [])],
          work, env)
     shutil.rmtree(work / "obj")                      # ~100 MB of objects, not needed now
     echo(f"rtl: built {LIB_NAME} in {time.perf_counter() - start:.0f} s")
+
+
+def _has_edge_state(work: Path) -> bool:
+    """Whether this Verilator keeps the clock's previous value where the harness's
+    one-eval-per-cycle step can reset it (else the harness evaluates twice per cycle)."""
+    header = work / "obj" / "Vtop___024root.h"
+    return header.exists() and EDGE_STATE in header.read_text()
+
+
+EDGE_STATE = "__Vtrigprevexpr___TOP__clk__0"
 
 
 def _run(cmd: list[str], cwd: Path, env: dict) -> None:

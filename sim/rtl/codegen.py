@@ -1,17 +1,31 @@
 """Generated inputs of the native build: the C++ header with the register map and port
-names, and the Verilator config file that makes the few watched signals readable.
+names, the Verilator config file that makes the few watched signals readable, and the
+simulation wrapper around the Core.
 
 Register offsets and status bits come from spec/regs.py, so the harness never hard-codes
 them. The watched signals are the Core's wires into its control registers (module busy
 flags and token waits), named after the register map, which drive the timeline and the
 watchdog's per-module instruction counts.
+
+The wrapper (`sim_wrapper`) instantiates the Core unchanged and adds two registers:
+- the reset input is registered before it reaches the Core. Every next-state expression
+  of the Core depends on its (synchronous) reset; with reset a top-level input, Verilator
+  re-evaluates all of them in the input-settling phase of every eval() call. Registered,
+  reset is state and only the logic that really depends on the AXI inputs stays there.
+- `sim_r_fire` records whether the R channel handshook at the last clock edge. RREADY is
+  the only AXI output that depends combinationally on an AXI input (the DMA readers take a
+  beat in the cycle it arrives), so with this register the harness needs one eval() per
+  clock cycle instead of two (one to settle the outputs before the edge, one for the edge).
 """
 from __future__ import annotations
+
+import re
 
 from vtalab.spec import Config
 from vtalab.spec.regs import REGISTERS, STATUS_BITS
 
 TOP = "vtalab_core"
+SIM_TOP = "vtalab_sim"
 # harness name -> wire in the top module of the generated Verilog
 WATCHED = {
     "load_busy": "inc_load_busy",
@@ -50,7 +64,7 @@ def config_header(cfg: Config) -> str:
     lines.append(f"#define VT_CTRL(name) {cpp_name('ctrl__')}##name")
     lines.append("#define VT_SIG(name) (top->rootp->VT_SIG_##name)")
     for alias, wire in WATCHED.items():
-        lines.append(f"#define VT_SIG_{alias} {TOP}__DOT__{cpp_name(wire)}")
+        lines.append(f"#define VT_SIG_{alias} {SIM_TOP}__DOT__core__DOT__{cpp_name(wire)}")
     return "\n".join(lines) + "\n"
 
 
@@ -65,3 +79,29 @@ def verilator_config(verilog: str) -> str:
     for wire in WATCHED.values():
         lines.append(f'public_flat_rd -module "{TOP}" -var "{wire}"')
     return "\n".join(lines) + "\n"
+
+
+_PORT = re.compile(r"^  (input|output) (\[\d+:0\] )?([\w$]+);$", re.M)
+
+
+def sim_wrapper(verilog: str) -> str:
+    """Verilog of module SIM_TOP: the Core with registered reset and the R-handshake flag."""
+    from vtalab.spec.errors import SimError
+    start = verilog.find(f"module {TOP}(")
+    end = verilog.find("endmodule", start)
+    ports = _PORT.findall(verilog[start:end])
+    names = {name for _, _, name in ports}
+    if start < 0 or not {"clk", "rst", "axi__rvalid", "axi__rready"} <= names:
+        raise SimError(f"the Core's Verilog must have a module {TOP} with ports clk, rst, "
+                       f"axi__rvalid and axi__rready, not {sorted(names)[:8]}...")
+    lines = [f"module {SIM_TOP}({', '.join(n for _, _, n in ports)}, sim_r_fire);"]
+    lines += [f"  {kind} {width}{name};" for kind, width, name in ports]
+    lines += ["  output reg sim_r_fire = 1'h0;", "  reg rst_q = 1'h1;",
+              "  always @(posedge clk) begin",
+              "    rst_q <= rst;",
+              "    sim_r_fire <= axi__rvalid & axi__rready;",
+              "  end",
+              f"  {TOP} core ("]
+    wires = [f"    .{n}({'rst_q' if n == 'rst' else n})" for _, _, n in ports]
+    lines += [",\n".join(wires), "  );", "endmodule"]
+    return verilog + "\n" + "\n".join(lines) + "\n"

@@ -162,13 +162,15 @@ struct Harness {
         if (wv && wr) write_beat(strb, top->VT_AXI(wlast));
         if (awv && awr && check_burst("write", aw[0], aw[1], aw[2], aw[3]))
             writes.push_back({aw[0], (uint32_t)aw[1] + 1, 0});
-        if (r_valid && top->VT_AXI(rready)) {    // R stays valid until accepted
-            Burst& b = reads.front();
-            b.addr += VT_BUS_BYTES;
-            if (--b.beats == 0) reads.pop_front();
-            r_valid = false;
-        }
         if (b_valid && top->VT_AXI(bready)) { bresps.pop_front(); b_valid = false; }
+    }
+
+    void take_r(bool fired) {      // R stays valid until accepted
+        if (!r_valid || !fired) return;
+        Burst& b = reads.front();
+        b.addr += VT_BUS_BYTES;
+        if (--b.beats == 0) reads.pop_front();
+        r_valid = false;
     }
 
     void write_beat(uint64_t strb, bool last) {
@@ -201,11 +203,15 @@ struct Harness {
         }
     }
 
-    void half() {                  // inputs for this cycle, then settle with clk low
+    // Two evals per cycle: inputs, settle with clk low, sample, rising edge. Used for the
+    // register accesses (the AXI4-Lite outputs depend combinationally on their inputs)
+    // and in trace builds, whose waveforms then show both clock phases.
+    void half() {
         drive();
         top->clk = 0;
         eval_at(2 * cycle);
         sample();
+        take_r(top->VT_AXI(rready));
     }
     void rise() {
         top->clk = 1;
@@ -213,7 +219,25 @@ struct Harness {
         ++cycle;
         watch_modules();
     }
-    void step() { half(); rise(); }
+    // One eval per cycle. Apart from RREADY every AXI4 output depends only on state, so
+    // the values left by the last edge are this cycle's; the wrapper registers the R
+    // handshake (sim_r_fire). Verilator sees a rising edge when the clock's previous
+    // value is 0, which is set directly instead of by a second eval with clk low.
+    void step() {
+#if VT_FAST_EDGE && !VM_TRACE
+        drive();
+        sample();
+        top->clk = 1;
+        top->rootp->__Vtrigprevexpr___TOP__clk__0 = 0;
+        top->eval();
+        ++cycle;
+        take_r(top->sim_r_fire);
+        watch_modules();
+#else
+        half();
+        rise();
+#endif
+    }
 
     void reset() {
         top->rst = 1;
