@@ -83,8 +83,11 @@ def _declare(module, name, nbuf) -> ir.Function:
 
 
 def build_module(func: PrimFunc, triple: str = "", data_layout: str = "",
-                 fast_exp: bool = True) -> tuple[ir.Module, KernelPlan]:
-    """The LLVM module of ``func`` and the plan the runtime needs to call it."""
+                 fast_exp: bool = True, zero_scratch: bool = True
+                 ) -> tuple[ir.Module, KernelPlan]:
+    """The LLVM module of ``func`` and the plan the runtime needs to call it;
+    ``zero_scratch=False`` leaves allocations uninitialised (for functions that write every
+    element before reading it, as te-lowered ones do)."""
     if not isinstance(func, PrimFunc):
         raise CompileError(f"kernel must be a PrimFunc, not {type(func).__name__}")
     plan, parts = plan_kernel(func)
@@ -96,7 +99,7 @@ def build_module(func: PrimFunc, triple: str = "", data_layout: str = "",
     buffers = list(plan.buffers)
     for region, (stmt, loop) in zip(plan.regions, parts):
         fn = _declare(module, region.symbol, len(buffers))
-        em = FunctionEmitter(fn, buffers, fast_exp)
+        em = FunctionEmitter(fn, buffers, fast_exp, zero_scratch)
         if loop is None:
             em.stmt(stmt)
         else:

@@ -158,17 +158,20 @@ class Kernel:
 
 
 def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
-          opt: int = 3, fast_exp: bool = True) -> Kernel:
-    """Compile ``func`` for ``target``'s CPU (default: this host), reusing cached objects."""
+          opt: int = 3, fast_exp: bool = True, zero_scratch: bool = True) -> Kernel:
+    """Compile ``func`` for ``target``'s CPU (default: this host), reusing cached objects;
+    ``zero_scratch=False``: see ``build_module``."""
     target = target or Target.host()
     cpu = target.cpu
     tm = target_machine(cpu.triple, cpu.name, cpu.features, opt)
     cache = open_cache(cache_dir)
-    key = kernel_key(func_fingerprint(func), f"{target.fingerprint()}|cpu|exp={fast_exp}", opt)
+    options = f"{target.fingerprint()}|cpu|exp={fast_exp}|zero={zero_scratch}"
+    key = kernel_key(func_fingerprint(func), options, opt)
     obj = cache.get(key) if cache is not None else None
     cached = obj is not None
     if obj is None:
-        module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp)
+        module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp,
+                                    zero_scratch)
         obj = compile_object(str(module), tm, opt)
         if cache is not None:
             cache.put(key, obj)
@@ -178,10 +181,11 @@ def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
 
 
 def llvm_ir(func: PrimFunc, target: Target | None = None, optimized: bool = False,
-            fast_exp: bool = True) -> str:
+            fast_exp: bool = True, zero_scratch: bool = True) -> str:
     """The LLVM IR text of ``func`` (before or after optimisation), for inspection."""
     from .jit import optimized_ir
     target = target or Target.host()
     tm = target_machine(target.cpu.triple, target.cpu.name, target.cpu.features)
-    module, _ = build_module(func, target.cpu.triple, str(tm.target_data), fast_exp)
+    module, _ = build_module(func, target.cpu.triple, str(tm.target_data), fast_exp,
+                             zero_scratch)
     return optimized_ir(str(module), tm) if optimized else str(module)
