@@ -89,14 +89,24 @@ def fold_lanes(acc: Buffer, kind: str, result: Buffer):
     return seq(*fold, *total)
 
 
-def row_loop(length: int, lanes: int, body):
-    """``body(pos)`` for pos in 0..length, vectorised by ``lanes``; the last vector masked
-    (in a separate loop) if ``lanes`` does not divide the row."""
+def row_loop(length: int, lanes: int, body, split_tail: bool = False):
+    """``body(pos)`` for pos in 0..length, vectorised by ``lanes``. If ``lanes`` does not
+    divide the row, the rest runs after the main loop as one masked vector, or with
+    ``split_tail`` as unmasked vectors of decreasing powers of two (for bodies whose
+    masked form is slow, such as strided loads)."""
     whole = length // lanes
     main = loop("o", whole, lambda o: loop(
         "j", lanes, lambda j: body(o * lanes + j), "vectorize")) if whole else None
-    if length % lanes == 0:
+    start, rest = whole * lanes, length - whole * lanes
+    if not rest:
         return main
-    pos = lambda j: whole * lanes + j  # noqa: E731
-    tail = loop("j", lanes, lambda j: IfThen(pos(j) < length, body(pos(j))), "vectorize")
-    return seq(main, tail)
+    if not split_tail:
+        return seq(main, loop("j", lanes, lambda j: IfThen(
+            start + j < length, body(start + j)), "vectorize"))
+    tail, width = [], lanes // 2
+    while rest:
+        if rest >= width:
+            tail.append(loop("j", width, lambda j, s=start: body(s + j), "vectorize"))
+            start, rest = start + width, rest - width
+        width //= 2
+    return seq(main, *tail)

@@ -10,8 +10,9 @@ import numpy as np
 
 from .. import te
 from ..errors import ShapeError
-from .common import as_array, compiled, pair, padding4, pick_lanes, vector_lanes
+from .common import as_array, compiled, compiled_func, pair, padding4, pick_lanes, vector_lanes
 from .conv import out_size, pad_nchw
+from .maxpool import max_pool_func, separable
 
 
 def pool2d_compute(x, kind, kernel, stride, pads, dilation=(1, 1), count_include_pad=False):
@@ -71,6 +72,10 @@ def schedule_pool2d(s, xp, pooled, out, target=None):
 
 def pool2d_kernel(kind, x_shape, dtype, kernel, stride, pads, dilation, include, target):
     key = ("pool2d", kind, tuple(x_shape), dtype, kernel, stride, pads, dilation, include)
+    if separable(kind, x_shape, kernel, stride, pads, dilation):
+        lanes = vector_lanes(target, dtype)
+        return compiled_func(key, lambda: max_pool_func(x_shape, dtype, kernel, stride, pads,
+                                                         lanes), target)
 
     def make():
         x = te.placeholder(x_shape, dtype, "x")

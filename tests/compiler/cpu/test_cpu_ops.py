@@ -5,7 +5,7 @@ import pytest
 from vtalab.compiler import cpu
 from vtalab.compiler.errors import ShapeError
 
-from .reference import ort_op
+from .reference import maxpool_ref, ort_op
 
 RNG = np.random.default_rng(11)
 
@@ -144,3 +144,17 @@ def test_softmax_masked_entries_are_zero_and_rows_sum_to_one():
     assert (y[:, ::3] == 0).all()
     np.testing.assert_allclose(y.sum(-1), 1, rtol=1e-5)
     assert (cpu.softmax(np.full((2, 50), 7.0, "float32")) == np.float32(1 / 50)).all()
+
+
+@pytest.mark.parametrize("shape,k,s,pads,separable", [
+    ((1, 64, 112, 112), 3, 2, (1, 1, 1, 1), True),     # ResNet's stem pool
+    ((2, 3, 9, 40), 3, 3, (2, 2, 2, 2), True),
+    ((1, 2, 8, 9), 2, 1, (1, 1, 1, 1), True),
+    ((1, 2, 5, 5), 2, 2, (0, 2, 0, 2), False),          # a window wholly in the padding
+    ((1, 1, 11, 40), 2, 5, (0, 0, 0, 0), False)])       # column stride past MAX_STRIDE
+def test_max_pool_separable_and_te_paths(shape, k, s, pads, separable):
+    from vtalab.compiler.cpu.maxpool import separable as is_separable
+    x = _x(*shape)
+    assert is_separable("max", shape, (k, k), (s, s), pads, (1, 1)) == separable
+    np.testing.assert_array_equal(cpu.max_pool2d(x, k, s, pads),
+                                  maxpool_ref(x, (k, k), (s, s), pads))
