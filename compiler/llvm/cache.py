@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-CODEGEN_VERSION = "llvm-codegen-4"   # bump when code generation changes
+CODEGEN_VERSION = "llvm-codegen-5"   # bump when code generation changes
 
 
 def default_dir() -> Path:

@@ -3,17 +3,16 @@
     kernel = build(func, Target.host(threads=2))
     kernel(a, b, out)                 # arrays in parameter order, written in place
 
-Parallel regions are split into contiguous chunks, one per thread; ctypes releases the GIL
-during each call, so chunks run concurrently on a shared thread pool. Kernels touching less
-than ``PARALLEL_MIN_BYTES`` run on the calling thread (a thread hand-off costs ~20-50 us);
-larger ones time their first calls both ways and keep the faster mode per thread count.
+Parallel regions run on a native thread pool per thread count (``threads.py``: one ctypes
+call per kernel, chunks handed out dynamically, no Python on the workers). Kernels touching
+less than ``PARALLEL_MIN_BYTES`` run on the calling thread; larger ones time their first
+calls both ways and keep the faster mode per thread count.
 """
 from __future__ import annotations
 
 import ctypes
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,18 +22,22 @@ from ..target import Target
 from .cache import func_fingerprint, kernel_key, open_cache
 from .jit import LoadedObject, compile_object, target_machine
 from .module import build_module, plan_kernel
+from .threads import ThreadPool
 
-PARALLEL_MIN_BYTES = 1 << 18    # smaller kernels run on the calling thread only
+PARALLEL_MIN_BYTES = 1 << 16    # smaller kernels run on the calling thread only
 CALIBRATION_RUNS = 3             # timed calls per mode before a kernel picks one
 _pool_lock = threading.Lock()
 _pools: dict = {}
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
+def thread_pool(threads: int) -> ThreadPool:
+    """The process-wide native pool of ``threads - 1`` workers (the caller is the last)."""
     with _pool_lock:
         pool = _pools.get(threads)
         if pool is None:
-            pool = _pools[threads] = ThreadPoolExecutor(threads - 1, "vtalab-llvm")
+            t = Target.host().cpu
+            pool = _pools[threads] = ThreadPool(threads - 1, target_machine(
+                t.triple, t.name, t.features))
         return pool
 
 
@@ -64,14 +67,16 @@ class Kernel:
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nbuf), ctypes.c_int64,
                                  ctypes.c_int64)
         self._main = proto(self._loaded.address(plan.name))
-        self._regions = [(proto(self._loaded.address(r.symbol)), r.parallel)
-                         for r in plan.regions]
+        self._par = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (nbuf + 1)))(
+            self._loaded.address(plan.parallel_entry))
+        self._regions = [r.parallel for r in plan.regions]
         self._workspaces = [np.zeros(b.shape, b.dtype.numpy) for b in plan.workspaces]
         self._work_ptrs = [w.ctypes.data for w in self._workspaces]
         self._last = [(None, 0)] * len(plan.params)
         self._expect = [(b.shape, b.dtype.numpy, b in func.outputs) for b in plan.params]
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
-        self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(p for _, p in self._regions)
+        self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(
+            p and p > 1 for p in self._regions)
         self._modes: dict = {}       # threads -> "serial" | "parallel", once calibrated
         self._samples: dict = {}
 
@@ -145,16 +150,14 @@ class Kernel:
             self._modes[threads] = min(best, key=best.get)
 
     def _run_parallel(self, ptrs, threads: int) -> None:
-        pool = _pool(threads)
-        for fn, extent in self._regions:
-            if not extent or extent == 1:
-                fn(*ptrs, 0, extent or 0)
-                continue
-            parts = chunks(extent, threads)
-            futures = [pool.submit(fn, *ptrs, lo, hi) for lo, hi in parts[1:]]
-            fn(*ptrs, *parts[0])
-            for f in futures:
-                f.result()
+        pool = thread_pool(threads)
+        if not pool.lock.acquire(blocking=False):   # the pool is busy on another thread
+            self._main(*ptrs, 0, 0)
+            return
+        try:
+            self._par(*ptrs, pool.address)
+        finally:
+            pool.lock.release()
 
 
 def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
