@@ -11,6 +11,7 @@ calls both ways and keep the faster mode per thread count.
 from __future__ import annotations
 
 import ctypes
+import operator
 import threading
 import time
 
@@ -72,7 +73,7 @@ class Kernel:
         self._regions = [r.parallel for r in plan.regions]
         self._workspaces = [np.zeros(b.shape, b.dtype.numpy) for b in plan.workspaces]
         self._work_ptrs = [w.ctypes.data for w in self._workspaces]
-        self._last = [(None, 0)] * len(plan.params)
+        self._last, self._last_ptrs = (), []
         self._expect = [(b.shape, b.dtype.numpy, b in func.outputs) for b in plan.params]
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
         self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(
@@ -85,18 +86,20 @@ class Kernel:
         return self.func.name
 
     def _pointers(self, arrays) -> list[int]:
-        if len(arrays) == len(self._expect):
-            ptrs, last = [], self._last
-            for k, (a, (shape, dt, writeable)) in enumerate(zip(arrays, self._expect)):
-                if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt or \
-                        not a.flags.c_contiguous or (writeable and not a.flags.writeable):
-                    break
-                # the same array object as last call: its data pointer is known (held alive)
-                ptrs.append(last[k][1] if last[k][0] is a else a.ctypes.data)
-            else:
-                self._last = [(a, p) for a, p in zip(arrays, ptrs)]
-                return ptrs + self._work_ptrs
-        return self._check(arrays)
+        """Buffer pointers for ``arrays``; the same array objects as the last call reuse
+        the last pointers (a referenced array's buffer cannot move or shrink)."""
+        if len(arrays) == len(self._last) and all(map(operator.is_, arrays, self._last)):
+            return self._last_ptrs
+        ptrs = []
+        for a, (shape, dt, writeable) in zip(arrays, self._expect):
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt or \
+                    not a.flags.c_contiguous or (writeable and not a.flags.writeable):
+                return self._check(arrays)
+            ptrs.append(a.ctypes.data)
+        if len(ptrs) != len(self._expect):
+            return self._check(arrays)
+        self._last, self._last_ptrs = arrays, ptrs + self._work_ptrs
+        return self._last_ptrs
 
     def _check(self, arrays) -> list[int]:
         params = self.plan.params

@@ -199,3 +199,27 @@ def test_parallel_regions_run_on_threads_and_pick_a_mode():
         np.testing.assert_array_equal(out, x * 3)
     assert kernel._modes[2] in ("serial", "parallel")
     assert all(len(v) >= 3 for v in kernel._samples[2].values())
+
+
+def test_repeated_calls_reuse_pointers_only_for_the_same_arrays():
+    a = te.placeholder((4, 8), "float32", "a")
+    b = te.compute((4, 8), lambda i, j: a[i, j] * 3.0, name="b")
+    kernel = build(lower_schedule(te.create_schedule(b), [a, b], "triple"), HOST)
+    x, y = np.ones((4, 8), "float32"), np.zeros((4, 8), "float32")
+    for _ in range(3):
+        kernel(x, y)
+    np.testing.assert_array_equal(y, 3)
+    x2, y2 = np.full((4, 8), 2, "float32"), np.zeros((4, 8), "float32")
+    kernel(x2, y2)
+    np.testing.assert_array_equal(y2, 6)
+    np.testing.assert_array_equal(y, 3)
+    with pytest.raises(CompileError, match="must be float32"):
+        kernel(x2, np.zeros((4, 9), "float32"))
+    with pytest.raises(CompileError, match="must be writeable"):
+        kernel(x, _read_only((4, 8)))
+
+
+def _read_only(shape):
+    out = np.zeros(shape, "float32")
+    out.setflags(write=False)
+    return out
