@@ -31,15 +31,18 @@ _pool_lock = threading.Lock()
 _pools: dict = {}
 
 
-def thread_pool(threads: int) -> ThreadPool:
-    """The process-wide native pool of ``threads - 1`` workers (the caller is the last)."""
+def thread_pool(threads: int) -> ThreadPool | None:
+    """The process-wide native pool of ``threads - 1`` workers (the caller is the last);
+    None where threads cannot be started (kernels then run on the calling thread)."""
     with _pool_lock:
-        pool = _pools.get(threads)
-        if pool is None:
+        if threads not in _pools:
             t = Target.host().cpu
-            pool = _pools[threads] = ThreadPool(threads - 1, target_machine(
-                t.triple, t.name, t.features))
-        return pool
+            try:
+                _pools[threads] = ThreadPool(threads - 1, target_machine(
+                    t.triple, t.name, t.features))
+            except (OSError, AttributeError, CompileError):    # no pthreads here
+                _pools[threads] = None
+        return _pools[threads]
 
 
 def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
@@ -154,7 +157,7 @@ class Kernel:
 
     def _run_parallel(self, ptrs, threads: int) -> None:
         pool = thread_pool(threads)
-        if not pool.lock.acquire(blocking=False):   # the pool is busy on another thread
+        if pool is None or not pool.lock.acquire(blocking=False):   # busy on another thread
             self._main(*ptrs, 0, 0)
             return
         try:
