@@ -1,7 +1,7 @@
 """Loop IR written directly, for kernels a te compute cannot express (one loop that
 stores two tensors, a reduction folded into its producer's loop).
 
-    body = loop("i", 8, lambda i: Store(buf, (i,), x.load(i) * 2.0), "vectorize")
+    body = loop("i", 8, lambda i: store(y, (i,), x.load(i) * 2.0), "vectorize")
 
 Every builder returns generic loop IR (``ir.stmt``), compiled by the same LLVM path as
 te-lowered functions (``common.compiled_func`` memoises and builds them).

@@ -1,18 +1,22 @@
 """A native fork-join thread pool, generated as LLVM IR: parallel regions without Python.
 
 Worker threads (pthreads, started once per thread count and joined at exit) wait on a
-generation word: they spin a little, then sleep (a futex on Linux, short sleeps
-elsewhere). ``vtalab_parallel_for(pool, task, ctx, extent)`` publishes a job, runs chunks
-of it on the calling thread too and returns when every chunk is done. Chunks are claimed
-one at a time from one (generation, next chunk) word, so a worker that wakes late or is
-descheduled never holds the caller up: the caller takes its share. ``task(ctx, lo, hi)``
-is a kernel's region trampoline (``module.py``); ``ctx`` holds the buffer pointers.
+generation word: they spin ~20 us, then sleep (a futex on Linux, short sleeps elsewhere).
+``vtalab_parallel_for(pool, task, ctx, extent)`` publishes a job, works on it on the
+calling thread too and returns when all of it is done. The job is cut into units claimed
+from one atomic (generation, front, back) word, the caller from the front and workers
+from the back, each claim a shrinking share of what is left: a worker that wakes late or
+is descheduled never holds the caller up (the caller takes its share), and the split
+point, so which core's cache holds which rows, stays put from call to call.
+``task(ctx, lo, hi)`` is a kernel's region trampoline (``module.py``); ``ctx`` holds the
+buffer pointers.
 """
 from __future__ import annotations
 
 import atexit
 import ctypes
 import ctypes.util
+import functools
 import os
 import platform
 import threading
@@ -25,10 +29,10 @@ from .jit import LoadedObject, compile_object
 from .types import I1, I32, I64, PTR, VOID
 
 # the pool's state, in i64 words
-GEN_NEXT, DONE, TASK, CTX, EXTENT, NCHUNKS, QUIT, SLEEPERS, GEN, WORKERS, ENTRY = range(11)
+GEN_NEXT, DONE, TASK, CTX, EXTENT, UNITS, QUIT, SLEEPERS, GEN, WORKERS, ENTRY = range(11)
 STATE_WORDS = 16
-CHUNKS_PER_THREAD = 4
-SPINS = 4000                    # pause loops before a waiting worker sleeps
+UNITS_PER_THREAD = 32           # work units a job is cut into, per thread
+SPINS = 1000                    # pause loops (~20 us) before a waiting worker sleeps
 CALLER_SPINS = 200              # pause loops before the caller yields its core to a worker
 FUTEX_WAIT, FUTEX_WAKE = 128, 129        # the _PRIVATE variants
 FUTEX_SYSCALL = {"x86_64": 202, "AMD64": 202, "aarch64": 98, "arm64": 98}
@@ -73,17 +77,19 @@ class _Fn:
         number = FUTEX_SYSCALL.get(platform.machine())
         if platform.system() == "Linux" and number is not None:
             syscall = self.declare("syscall", I64, [I64], var_arg=True)
-            self.b.call(syscall, [_const(number), word, _const(op, I32), value,
+            self.b.call(syscall, [_const(number), word, _const(op), value,
                                   ir.Constant(PTR, None)])
         elif op == FUTEX_WAIT:
             self.b.call(self.declare("usleep", I32, [I32]), [_const(50, I32)])
 
 
-def _run_chunks(module) -> ir.Function:
-    """run(pool, gen, from_back): claim chunks of job ``gen`` until none is left, running
-    each. The claim word is gen << 32 | front << 16 | back: the caller takes chunks from
-    the front, workers from the back, so with one worker the split point (and which core's
-    cache holds which rows) stays put from call to call."""
+def _run_units(module) -> ir.Function:
+    """run(pool, gen, from_back): claim units of job ``gen`` until none is left, running
+    each claim as one range. The claim word is gen << 32 | front << 16 | back: the caller
+    claims from the front, workers from the back, so with one worker the split point (and
+    which core's cache holds which rows) stays put from call to call. A claim takes
+    1 / (2 * threads) of what is left (guided scheduling): few claims, small last ones, so
+    a worker that runs slowly (sharing its core) keeps the caller waiting for little."""
     f = _Fn(module, "vtalab_pool_run", VOID, [PTR, I64, I1])
     pool, gen, from_back = f.fn.args
     b = f.b
@@ -93,22 +99,24 @@ def _run_chunks(module) -> ir.Function:
     v = f.load(pool, GEN_NEXT)
     front = b.and_(b.lshr(v, _const(16)), _const(0xFFFF))
     back = b.and_(v, _const(0xFFFF))
-    nchunks = f.load(pool, NCHUNKS)
+    units = f.load(pool, UNITS)
     current = b.icmp_unsigned("==", b.lshr(v, _const(32)), gen)
-    left = b.icmp_unsigned("<", b.add(front, back), nchunks)
-    b.cbranch(b.and_(current, left), claim, done)
+    left = b.sub(units, b.add(front, back))
+    b.cbranch(b.and_(current, b.icmp_signed(">", left, _const(0))), claim, done)
     b.position_at_end(claim)
-    step = b.select(from_back, _const(1), _const(1 << 16))
+    share = b.udiv(left, b.mul(b.add(f.load(pool, WORKERS), _const(1)), _const(2)))
+    take = b.select(b.icmp_unsigned(">", share, _const(0)), share, _const(1))
+    step = b.select(from_back, take, b.shl(take, _const(16)))
     won = b.cmpxchg(f.field(pool, GEN_NEXT), v, b.add(v, step), "acq_rel", "acquire")
     b.cbranch(b.extract_value(won, 1), work, head)
-    b.position_at_end(work)              # the job cannot change while a chunk is unfinished
-    idx = b.select(from_back, b.sub(b.sub(nchunks, back), _const(1)), front)
+    b.position_at_end(work)              # the job cannot change while a claim is unfinished
+    first = b.select(from_back, b.sub(b.sub(units, back), take), front)
     extent = f.load(pool, EXTENT)
-    lo = b.udiv(b.mul(idx, extent), nchunks)
-    hi = b.udiv(b.mul(b.add(idx, _const(1)), extent), nchunks)
+    lo = b.udiv(b.mul(first, extent), units)
+    hi = b.udiv(b.mul(b.add(first, take), extent), units)
     task = b.inttoptr(f.load(pool, TASK), TASK_TYPE.as_pointer())
     b.call(task, [b.inttoptr(f.load(pool, CTX), PTR), lo, hi])
-    b.atomic_rmw("add", f.field(pool, DONE), _const(1), "release")
+    b.atomic_rmw("add", f.field(pool, DONE), take, "release")
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
@@ -116,7 +124,7 @@ def _run_chunks(module) -> ir.Function:
 
 
 def _worker(module, run) -> ir.Function:
-    """worker(pool): wait for a new generation (spin, then sleep), run its chunks; repeat
+    """worker(pool): wait for a new generation (spin, then sleep), run its claims; repeat
     until ``quit``. A pthread start routine."""
     f = _Fn(module, "vtalab_pool_worker", PTR, [PTR])
     pool = f.fn.args[0]
@@ -160,16 +168,16 @@ def _worker(module, run) -> ir.Function:
 
 
 def _parallel_for(module, run) -> ir.Function:
-    """parallel_for(pool, task, ctx, extent): run task over 0..extent in chunks on the
+    """parallel_for(pool, task, ctx, extent): run task over 0..extent in claims on the
     caller and the workers; return when all are done."""
     f = _Fn(module, "vtalab_parallel_for", VOID, [PTR, PTR, PTR, I64])
     pool, task, ctx, extent = f.fn.args
     b = f.b
     threads = b.add(f.load(pool, WORKERS), _const(1))
-    want = b.mul(threads, _const(CHUNKS_PER_THREAD))
-    nchunks = b.select(b.icmp_unsigned("<", extent, want), extent, want)
+    want = b.mul(threads, _const(UNITS_PER_THREAD))
+    units = b.select(b.icmp_unsigned("<", extent, want), extent, want)
     for index, value in ((TASK, b.ptrtoint(task, I64)), (CTX, b.ptrtoint(ctx, I64)),
-                         (EXTENT, extent), (NCHUNKS, nchunks), (DONE, _const(0))):
+                         (EXTENT, extent), (UNITS, units), (DONE, _const(0))):
         f.store(pool, index, value, "monotonic")
     gen = b.add(f.load(pool, GEN, I32), _const(1, I32))
     f.store(pool, GEN_NEXT, b.shl(b.zext(gen, I64), _const(32)), "seq_cst")
@@ -186,8 +194,8 @@ def _parallel_for(module, run) -> ir.Function:
     b.position_at_end(wait)
     spins = b.phi(I64)
     spins.add_incoming(_const(0), ran)
-    b.cbranch(b.icmp_unsigned("<", f.load(pool, DONE), nchunks), spin, done)
-    b.position_at_end(spin)             # a worker still runs a chunk: spin, then yield
+    b.cbranch(b.icmp_unsigned("<", f.load(pool, DONE), units), spin, done)
+    b.position_at_end(spin)             # a worker still runs a claim: spin, then yield
     f.pause()
     yield_, back = f.blocks("yield", "back")
     b.cbranch(b.icmp_unsigned("<", spins, _const(CALLER_SPINS)), back, yield_)
@@ -207,7 +215,7 @@ def pool_module(triple: str, data_layout: str) -> ir.Module:
     vtalab_parallel_for and vtalab_pool_stop (quit and wake every worker)."""
     module = ir.Module(name="vtalab_pool")
     module.triple, module.data_layout = triple, data_layout
-    run = _run_chunks(module)
+    run = _run_units(module)
     _worker(module, run)
     _parallel_for(module, run)
     f = _Fn(module, "vtalab_pool_stop", VOID, [PTR])
@@ -217,7 +225,6 @@ def pool_module(triple: str, data_layout: str) -> ir.Module:
     f.futex(f.field(pool, GEN), FUTEX_WAKE, _const(0x7FFFFFFF))
     f.b.ret_void()
     return module
-
 
 
 class ThreadPool:
@@ -233,10 +240,12 @@ class ThreadPool:
         self.state[ENTRY] = self._loaded.address("vtalab_parallel_for")
         self._stop = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(
             self._loaded.address("vtalab_pool_stop"))
-        self._threads = [_start_thread(self._loaded.address("vtalab_pool_worker"),
-                                       self.address) for _ in range(workers)]
-        atexit.register(self.close)
+        self._threads = []
+        atexit.register(self.close)            # also joins the workers of a failed start
         _live.append(self)
+        for _ in range(workers):
+            self._threads.append(_start_thread(self._loaded.address("vtalab_pool_worker"),
+                                               self.address))
 
     @property
     def address(self) -> int:
@@ -263,6 +272,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_threads_in_child)
 
 
+@functools.lru_cache(maxsize=1)
 def _pthreads():
     lib = ctypes.CDLL(ctypes.util.find_library("pthread") or None)
     lib.pthread_create.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p,
