@@ -5,8 +5,8 @@
 
 Parallel regions run on a native thread pool per thread count (``threads.py``: one ctypes
 call per kernel, chunks handed out dynamically, no Python on the workers). Kernels touching
-less than ``PARALLEL_MIN_BYTES`` run on the calling thread; larger ones time their first
-calls both ways and keep the faster mode per thread count.
+less than ``PARALLEL_MIN_BYTES`` run on the calling thread; larger ones time their calls
+and keep running in the faster mode per thread count, re-timing the other now and then.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import ctypes
 import operator
 import threading
 import time
+from collections import deque
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from .threads import ThreadPool
 
 PARALLEL_MIN_BYTES = 1 << 16    # smaller kernels run on the calling thread only
 CALIBRATION_RUNS = 3             # timed calls per mode before a kernel picks one
+EXPLORE = 32                     # then every EXPLORE-th call times the other mode again
 _pool_lock = threading.Lock()
 _pools: dict = {}
 
@@ -57,6 +59,39 @@ def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
     return out
 
 
+class ModeChooser:
+    """Serial or parallel for one kernel and thread count, from timings of its real calls
+    (each call runs once, in one mode, so results never depend on the choice): the modes
+    alternate for the first ``CALIBRATION_RUNS`` calls each, then the one with the faster
+    best of its last ``CALIBRATION_RUNS`` timings runs, and every ``EXPLORE``-th call times
+    the other again, so a choice made under a burst of load does not last."""
+
+    def __init__(self):
+        self.samples = {m: deque(maxlen=CALIBRATION_RUNS) for m in ("serial", "parallel")}
+        self.calls = 0
+
+    def pick(self) -> str:
+        self.calls += 1
+        serial, parallel = (len(v) for v in self.samples.values())
+        if min(serial, parallel) < CALIBRATION_RUNS:
+            return "serial" if serial <= parallel else "parallel"
+        best = {m: min(v) for m, v in self.samples.items()}
+        fast = min(best, key=best.get)
+        if self.calls % EXPLORE == 0:
+            return "parallel" if fast == "serial" else "serial"
+        return fast
+
+    def record(self, mode: str, seconds: float) -> None:
+        self.samples[mode].append(seconds)
+
+    @property
+    def mode(self) -> str | None:
+        """The mode the next ordinary call would pick (None while calibrating)."""
+        if min(len(v) for v in self.samples.values()) < CALIBRATION_RUNS:
+            return None
+        return min(self.samples, key=lambda m: min(self.samples[m]))
+
+
 class Kernel:
     """A compiled PrimFunc: call it with one C-contiguous array per parameter.
 
@@ -81,8 +116,7 @@ class Kernel:
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
         self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(
             p and p > 1 for p in self._regions)
-        self._modes: dict = {}       # threads -> "serial" | "parallel", once calibrated
-        self._samples: dict = {}
+        self._modes: dict = {}       # threads -> ModeChooser
 
     @property
     def name(self) -> str:
@@ -132,28 +166,16 @@ class Kernel:
         if threads <= 1 or not self._parallel:
             self._main(*ptrs, 0, 0)
             return
-        mode = self._modes.get(threads)
-        if mode is None:
-            return self._calibrate(ptrs, threads)
-        if mode == "serial":
-            self._main(*ptrs, 0, 0)
-        else:
-            self._run_parallel(ptrs, threads)
-
-    def _calibrate(self, ptrs, threads: int) -> None:
-        """The first calls alternate serial and threaded runs (each call runs once, so
-        semantics are unchanged); then the faster mode is kept for this thread count."""
-        samples = self._samples.setdefault(threads, {"serial": [], "parallel": []})
-        mode = "serial" if len(samples["serial"]) <= len(samples["parallel"]) else "parallel"
+        chooser = self._modes.get(threads)
+        if chooser is None:
+            chooser = self._modes[threads] = ModeChooser()
+        mode = chooser.pick()
         t0 = time.perf_counter()
         if mode == "serial":
             self._main(*ptrs, 0, 0)
         else:
             self._run_parallel(ptrs, threads)
-        samples[mode].append(time.perf_counter() - t0)
-        if len(samples["parallel"]) >= CALIBRATION_RUNS:
-            best = {k: min(v) for k, v in samples.items()}
-            self._modes[threads] = min(best, key=best.get)
+        chooser.record(mode, time.perf_counter() - t0)
 
     def _run_parallel(self, ptrs, threads: int) -> None:
         pool = thread_pool(threads)

@@ -32,6 +32,7 @@ from .types import I1, I32, I64, PTR, VOID
 GEN_NEXT, DONE, TASK, CTX, EXTENT, UNITS, QUIT, SLEEPERS, GEN, WORKERS, ENTRY = range(11)
 STATE_WORDS = 16
 UNITS_PER_THREAD = 32           # work units a job is cut into, per thread
+CLAIM_SHARE = 4                 # a claim takes 1 / (CLAIM_SHARE * threads) of what is left
 SPINS = 1000                    # pause loops (~20 us) before a waiting worker sleeps
 CALLER_SPINS = 200              # pause loops before the caller yields its core to a worker
 FUTEX_WAIT, FUTEX_WAKE = 128, 129        # the _PRIVATE variants
@@ -88,8 +89,8 @@ def _run_units(module) -> ir.Function:
     each claim as one range. The claim word is gen << 32 | front << 16 | back: the caller
     claims from the front, workers from the back, so with one worker the split point (and
     which core's cache holds which rows) stays put from call to call. A claim takes
-    1 / (2 * threads) of what is left (guided scheduling): few claims, small last ones, so
-    a worker that runs slowly (sharing its core) keeps the caller waiting for little."""
+    1 / (CLAIM_SHARE * threads) of what is left (guided scheduling): few claims, small last
+    ones, so a worker that runs slowly (sharing its core) keeps the caller waiting little."""
     f = _Fn(module, "vtalab_pool_run", VOID, [PTR, I64, I1])
     pool, gen, from_back = f.fn.args
     b = f.b
@@ -104,7 +105,7 @@ def _run_units(module) -> ir.Function:
     left = b.sub(units, b.add(front, back))
     b.cbranch(b.and_(current, b.icmp_signed(">", left, _const(0))), claim, done)
     b.position_at_end(claim)
-    share = b.udiv(left, b.mul(b.add(f.load(pool, WORKERS), _const(1)), _const(2)))
+    share = b.udiv(left, b.mul(b.add(f.load(pool, WORKERS), _const(1)), _const(CLAIM_SHARE)))
     take = b.select(b.icmp_unsigned(">", share, _const(0)), share, _const(1))
     step = b.select(from_back, take, b.shl(take, _const(16)))
     won = b.cmpxchg(f.field(pool, GEN_NEXT), v, b.add(v, step), "acq_rel", "acquire")

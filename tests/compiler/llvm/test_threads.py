@@ -24,15 +24,12 @@ def _kernel(rows, cols=24):
     s = te.create_schedule(s2)
     for t in (s1, s2):
         s[t].parallel(s[t].leaf_iter_vars[0])
-    kernel = build(lower_schedule(s, [a, s2], f"par{rows}"), HOST)
-    kernel._parallel = True
-    return kernel
+    return build(lower_schedule(s, [a, s2], f"par{rows}"), HOST)
 
 
 def _forced(kernel, a, threads):
-    kernel._modes[threads] = "parallel"
     out = np.full_like(a, np.nan)
-    kernel(a, out, threads=threads)
+    kernel._run_parallel(kernel._pointers((a, out)), threads)
     return out
 
 
