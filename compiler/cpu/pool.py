@@ -1,8 +1,10 @@
 """Pooling on the CPU: max / average (NCHW, any kernel, stride, padding), global pooling.
 
-Windowed pools pad once (with -inf for max), then each output row tile reduces over the
-window in vector registers (strided rows become one wide load + shuffle). Global pools
-reduce each channel with ``lanes`` partial sums in a vector, then fold the lanes.
+Max pooling runs separably where it can (``maxpool.py``: a vertical max over contiguous
+input rows, then a strided horizontal max). Other windowed pools pad once (with -inf for
+max), then each output row tile reduces over the window in vector registers (strided rows
+become wide loads + a shuffle). Global pools reduce each channel with ``lanes`` partial
+sums in a vector, then fold the lanes.
 """
 from __future__ import annotations
 
