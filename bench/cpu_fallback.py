@@ -3,7 +3,8 @@
 Rows: ResNet-18's conv1 (1x3x224x224, 64 filters 7x7/2 pad 3) and a 3x3 56x56x64 conv,
 dense 512->1000, max-pool 3x3/2, global average pool, softmax. numpy computes conv by
 im2col + one BLAS matmul. Constant weights are packed once, outside the timing, as
-onnxruntime does at session creation. Prints a table, then JSON.
+onnxruntime does at session creation. Prints a table, then JSON; ``call us`` is what a
+Python call adds to the compiled kernel (argument checks and ctypes), measured apart.
 
     python bench/cpu_fallback.py [--json out.json] [--quick]
 """
@@ -52,6 +53,16 @@ def best_ms(fns, budget_s: float, rounds: int = 7) -> list[float]:
                 fn()
             best[k] = min(best[k], (time.perf_counter() - t0) / n)
     return [b * 1e3 for b in best]
+
+
+def call_overhead_us(kernel, kargs, budget: float):
+    """Microseconds a Python call adds to the compiled entry point (argument checks, ctypes
+    conversion), both on one thread: ``kernel(*arrays)`` minus a direct ctypes call. Only
+    for kernels under 0.1 ms (None above: the difference drowns in the kernel's noise)."""
+    ptrs = kernel._pointers(kargs)
+    call, raw = best_ms([lambda: kernel(*kargs, threads=1),
+                         lambda: kernel._main(*ptrs, 0, 0)], budget / 2)
+    return max(0.0, (call - raw) * 1e3) if raw < 0.1 else None
 
 
 # ---- numpy baselines ---------------------------------------------------------------------
@@ -143,6 +154,10 @@ def rows(rng):
                lambda x=x: np_softmax(x), ("Softmax", x, {}, dict(axis=-1)))
 
 
+def _us(value) -> str:
+    return f"{value:7.2f}" if value is not None else f"{'-':>7s}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", help="also write the JSON result here")
@@ -155,6 +170,7 @@ def main(argv=None) -> int:
         want = np_fn()
         ok = bool(np.allclose(out, want, rtol=1e-3, atol=1e-3))
         op, x, inits, attrs = ort_spec
+        overhead = call_overhead_us(kernel, kargs, budget)
         for threads in (1, 2):
             blas_threads(threads)
             ort_fn = ort_session(op, x, inits, threads, **attrs)
@@ -162,15 +178,16 @@ def main(argv=None) -> int:
                                         ort_fn], budget)
             results.append(dict(row=name, kind=kind, threads=threads, ok=ok, vtalab_ms=ours,
                                 numpy_ms=base, ort_ms=onnx, vs_numpy=base / ours,
-                                vs_ort=onnx / ours))
+                                vs_ort=onnx / ours, call_overhead_us=overhead))
             print(f"  {name} x{threads}: {ours:.3f} ms", file=sys.stderr)
     head = (f"{'row':32s} {'thr':>3s} {'ok':>4s} {'vtalab ms':>10s} {'numpy ms':>9s} "
-            f"{'ort ms':>8s} {'x numpy':>8s} {'x ort':>6s}")
+            f"{'ort ms':>8s} {'x numpy':>8s} {'x ort':>6s} {'call us':>7s}")
     print(head)
     print("-" * len(head))
     for r in results:
         print(f"{r['row']:32s} {r['threads']:>3d} {str(r['ok']):>4s} {r['vtalab_ms']:10.3f} "
-              f"{r['numpy_ms']:9.3f} {r['ort_ms']:8.3f} {r['vs_numpy']:8.2f} {r['vs_ort']:6.2f}")
+              f"{r['numpy_ms']:9.3f} {r['ort_ms']:8.3f} {r['vs_numpy']:8.2f} {r['vs_ort']:6.2f} "
+              f"{_us(r['call_overhead_us'])}")
     print(json.dumps(results, indent=1))
     if args.json:
         with open(args.json, "w") as f:

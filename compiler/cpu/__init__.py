@@ -15,7 +15,8 @@ from .dense import (dense, matmul, pack_dense_weight, dense_kernel, matmul_kerne
 from .pool import (max_pool2d, avg_pool2d, global_avg_pool, global_max_pool, pool2d_kernel,
                    global_pool_kernel)
 from .elementwise import (binary, unary, add, sub, mul, div, maximum, minimum, relu,
-                          sigmoid, exp, clip, batch_norm, softmax, softmax_kernel)
+                          sigmoid, exp, clip, batch_norm)
+from .softmax import softmax, softmax_kernel
 from .transform import (transpose, reshape, pad, concat, pack_nchwc, unpack_nchwc,
                         pack_conv_weight)
 from .quant import quantize, dequantize, requantize, requantize_shift

@@ -26,14 +26,24 @@ def resolve_target(target: Target | None) -> Target:
 
 def compiled(key: tuple, make, target: Target | None = None):
     """The Kernel for ``key`` on ``target``, building ``make()`` (a Schedule, args, name) once."""
+    def make_func():
+        sch, args, name = make()
+        return lower_schedule(sch, args, name)
+    return compiled_func(key, make_func, target)
+
+
+def compiled_func(key: tuple, make_func, target: Target | None = None):
+    """The Kernel for ``key`` on ``target``, building the PrimFunc ``make_func()`` once.
+
+    Functions must write every element of a scratch buffer before reading it (te-lowered
+    ones do), so scratch is not zero-filled."""
     from ..llvm import build
     target = resolve_target(target)
     full = key + (target.fingerprint(), target.cpu.threads)
     with _memo_lock:
         kernel = _memo.get(full)
     if kernel is None:
-        sch, args, name = make()
-        kernel = build(lower_schedule(sch, args, name), target)
+        kernel = build(make_func(), target, zero_scratch=False)
         with _memo_lock:
             _memo[full] = kernel
     return kernel

@@ -1,9 +1,8 @@
-"""Elementwise operators with numpy broadcasting, activations, softmax and batch norm.
+"""Elementwise operators with numpy broadcasting, activations and batch norm.
 
 Every operator is a compute over the output shape, scheduled by ``schedule_elementwise``
 (last axis vectorised, the rest fused into one parallel loop); broadcast operands become
-scalar (splat) loads. Softmax keeps each row in a scratch buffer and reduces it with
-vector partials, so x is read once for the max and once for the exponentials.
+scalar (splat) loads.
 """
 from __future__ import annotations
 
@@ -11,8 +10,7 @@ import numpy as np
 
 from .. import te
 from ..errors import ShapeError
-from .common import as_array, compiled, pick_lanes, schedule_elementwise, vector_lanes
-from .pool import lane_reduce
+from .common import as_array, compiled, schedule_elementwise
 
 BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
           "div": lambda a, b: a / b, "max": te.max, "min": te.min}
@@ -108,58 +106,3 @@ def batch_norm(x, gamma, beta, mean, var, eps=1e-5, target=None) -> np.ndarray:
     def fn(v, g, b, m, s):
         return (v - m) * (g / te.call("sqrt", s + float(eps))) + b
     return _elementwise(f"batch_norm_{eps}", [x] + params, fn, target=target)
-
-
-# ---- softmax ---------------------------------------------------------------------------
-
-def softmax_compute(x, lanes):
-    M, N = x.shape
-    x3 = te.compute((M, 1, N), lambda m, z, n: x[m, n], name="row")
-    pmax, mx = lane_reduce(x3, "max", lanes, "rowmax")
-    e = te.compute((M, 1, N), lambda m, z, n: te.call("exp", x[m, n] - mx[m, z]), name="e")
-    psum, total = lane_reduce(e, "sum", lanes, "rowsum")
-    out = te.compute((M, N), lambda m, n: e[m, 0, n] * (te.cast("float32", 1.0) / total[m, 0]), name="softmax")
-    return x3, (pmax, mx, e, psum, total), out
-
-
-def softmax_kernel(M, N, target=None):
-    key = ("softmax", M, N)
-
-    def make():
-        x = te.placeholder((M, N), "float32", "x")
-        full = vector_lanes(target)
-        lanes = full if N >= full else pick_lanes(N, full)     # full vectors, masked tail
-        x3, stages, out = softmax_compute(x, lanes)
-        s = te.create_schedule(out)
-        s[x3].compute_inline()
-        st = s[out]
-        m, n = st.leaf_iter_vars
-        no, ni = st.split(n, lanes)
-        st.vectorize(ni)
-        if M > 1:
-            st.parallel(m)
-        for t in stages:
-            s[t].compute_at(st, m)
-        pmax, mx, e, psum, total = stages
-        for part in (pmax, psum):
-            ps = s[part]
-            pm, pz, pj, pi = ps.leaf_iter_vars
-            ps.reorder(pm, pz, pi, pj)
-            ps.vectorize(pj)
-        es = s[e]
-        em, ez, en = es.leaf_iter_vars
-        eo, ei = es.split(en, lanes)
-        es.vectorize(ei)
-        return s, [x, out], "softmax"
-    return compiled(key, make, target)
-
-
-def softmax(x, axis=-1, target=None) -> np.ndarray:
-    """Softmax of a float32 tensor along ``axis`` (exp as a vectorised polynomial)."""
-    x = as_array(x, np.float32, "x")
-    moved = np.moveaxis(x, axis, -1)
-    flat = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1])
-    k = softmax_kernel(flat.shape[0], flat.shape[1], target)
-    out = np.empty_like(flat)
-    k(flat, out)
-    return np.moveaxis(out.reshape(moved.shape), -1, axis)

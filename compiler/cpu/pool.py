@@ -1,8 +1,10 @@
 """Pooling on the CPU: max / average (NCHW, any kernel, stride, padding), global pooling.
 
-Windowed pools pad once (with -inf for max), then each output row tile reduces over the
-window in vector registers (strided rows become one wide load + shuffle). Global pools
-reduce each channel with ``lanes`` partial sums in a vector, then fold the lanes.
+Max pooling runs separably where it can (``maxpool.py``: a vertical max over contiguous
+input rows, then a strided horizontal max). Other windowed pools pad once (with -inf for
+max), then each output row tile reduces over the window in vector registers (strided rows
+become wide loads + a shuffle). Global pools reduce each channel with ``lanes`` partial
+sums in a vector, then fold the lanes.
 """
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ import numpy as np
 
 from .. import te
 from ..errors import ShapeError
-from .common import as_array, compiled, pair, padding4, pick_lanes, vector_lanes
+from .common import as_array, compiled, compiled_func, pair, padding4, pick_lanes, vector_lanes
 from .conv import out_size, pad_nchw
+from .maxpool import max_pool_func, separable
 
 
 def pool2d_compute(x, kind, kernel, stride, pads, dilation=(1, 1), count_include_pad=False):
@@ -71,6 +74,10 @@ def schedule_pool2d(s, xp, pooled, out, target=None):
 
 def pool2d_kernel(kind, x_shape, dtype, kernel, stride, pads, dilation, include, target):
     key = ("pool2d", kind, tuple(x_shape), dtype, kernel, stride, pads, dilation, include)
+    if separable(kind, x_shape, kernel, stride, pads, dilation):
+        lanes = vector_lanes(target, dtype)
+        return compiled_func(key, lambda: max_pool_func(x_shape, dtype, kernel, stride, pads,
+                                                         lanes), target)
 
     def make():
         x = te.placeholder(x_shape, dtype, "x")

@@ -1,7 +1,8 @@
 """On-disk cache of compiled objects keyed by (loop-IR fingerprint, target, options).
 
 The key hashes the PrimFunc's structure (not the LLVM IR), so a hit skips code
-generation entirely; ``CODEGEN_VERSION`` must change whenever codegen output changes.
+generation entirely, and the code generator's own source (``codegen_hash``), so a change
+there, or another checkout sharing the folder, never reuses a stale object.
 
 Default folder: ``$VTALAB_CACHE_DIR/llvm`` or ``~/.cache/vtalab/llvm``. Writes are atomic
 (temporary file in the same folder, then ``os.replace``), so concurrent compilers never
@@ -10,12 +11,15 @@ see a partial object. ``cache_dir=False`` disables the cache.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import os
 import tempfile
 from pathlib import Path
 
-CODEGEN_VERSION = "llvm-codegen-2"   # bump when code generation changes
+CODEGEN_VERSION = "llvm-codegen-6"   # bump when code generation changes
+CODEGEN_SOURCES = ("codegen.py", "exprgen.py", "intrinsics.py", "module.py", "types.py",
+                   "threads.py")
 
 
 def default_dir() -> Path:
@@ -66,9 +70,19 @@ def func_fingerprint(func) -> str:
     return hashlib.sha256(" ".join(out).encode()).hexdigest()
 
 
+@functools.lru_cache(maxsize=1)
+def codegen_hash() -> str:
+    """Hash of the code generator's own source: objects from any other version of it (an
+    older checkout, another branch sharing the cache folder) never match."""
+    h = hashlib.sha256(CODEGEN_VERSION.encode())
+    for name in CODEGEN_SOURCES:
+        h.update((Path(__file__).with_name(name)).read_bytes())
+    return h.hexdigest()
+
+
 def kernel_key(ir_text: str, target_key: str, opt: int = 3) -> str:
     h = hashlib.sha256()
-    for part in (CODEGEN_VERSION, target_key, str(opt), ir_text):
+    for part in (codegen_hash(), target_key, str(opt), ir_text):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()

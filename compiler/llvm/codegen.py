@@ -26,9 +26,11 @@ STACK_LIMIT = 256 * 1024
 class FunctionEmitter(ExprEmitter):
     """Emits ``body`` into ``fn`` whose leading arguments are the ``buffers``' pointers."""
 
-    def __init__(self, fn: ir.Function, buffers: list, fast_exp: bool = True):
+    def __init__(self, fn: ir.Function, buffers: list, fast_exp: bool = True,
+                 zero_scratch: bool = True):
         self.fn = fn
         self.fast_exp = fast_exp
+        self.zero_scratch = zero_scratch     # zero-fill each Allocate (as ir.interp does)
         entry = fn.append_basic_block("entry")
         self.alloca_builder = ir.IRBuilder(entry)
         body = fn.append_basic_block("body")
@@ -201,14 +203,16 @@ class FunctionEmitter(ExprEmitter):
             ptr = self.alloca_builder.alloca(ir.ArrayType(mt, buf.size), name=buf.name)
             ptr.align = 64
             ptr.type = PTR          # llvmlite types allocas as typed pointers
-            self._memset(ptr, nbytes)
+            if self.zero_scratch:
+                self._memset(ptr, nbytes)
             self.pointers[buf] = ptr
             self.stmt(s.body)
             return
         malloc = _libc(self.b.module, "malloc", PTR, [I64])
         free = _libc(self.b.module, "free", ir.VoidType(), [PTR])
         ptr = self.b.call(malloc, [ir.Constant(I64, nbytes)])
-        self._memset(ptr, nbytes)
+        if self.zero_scratch:
+            self._memset(ptr, nbytes)
         self.pointers[buf] = ptr
         self.stmt(s.body)
         self.b.call(free, [ptr])

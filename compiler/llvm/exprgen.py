@@ -320,15 +320,45 @@ class ExprEmitter:
 
 
     def _strided_load(self, buf, base, stride: int, n: int, mt):
-        """Lanes base, base+stride, ...: one contiguous load of exactly the span, shuffled."""
+        """Lanes base, base+stride, ...: the span they cover read as full n-lane vectors
+        (the last one ending exactly at the span's end, so nothing past it is touched),
+        joined and shuffled. Odd-sized vector loads would legalise element by element."""
         saved, self.vec = self.vec, None
         start = self.index(base)
         self.vec = saved
         span = (n - 1) * stride + 1
-        ptr = self.b.gep(self.ptr(buf), [start], source_etype=mt)
-        wide = self.b.load(ptr, typ=ir.VectorType(mt, span), align=element_align(mt))
-        lanes = ir.Constant(ir.VectorType(I32, n), [ir.Constant(I32, k * stride) for k in range(n)])
-        return self.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), lanes)
+        vt = ir.VectorType(mt, n)
+        offsets = [k * n for k in range(-(-span // n) - 1)] + [span - n]
+        pieces = []
+        for off in offsets:
+            idx = self.b.add(start, ir.Constant(I64, off)) if off else start
+            ptr = self.b.gep(self.ptr(buf), [idx], source_etype=mt)
+            pieces.append(self.b.load(ptr, typ=vt, align=element_align(mt)))
+        wide = _concat(self.b, pieces)
+        last = len(offsets) - 1
+        lanes = [e if e < last * n else last * n + e - offsets[-1]
+                 for e in (k * stride for k in range(n))]
+        mask = ir.Constant(ir.VectorType(I32, n), [ir.Constant(I32, i) for i in lanes])
+        return self.b.shuffle_vector(wide, ir.Constant(wide.type, ir.Undefined), mask)
+
+
+def _concat(b: ir.IRBuilder, vectors: list):
+    """One vector of the given equal-typed vectors end to end (an odd one out is joined
+    with undef lanes)."""
+    while len(vectors) > 1:
+        joined = []
+        for a, c in zip(vectors[::2], vectors[1::2]):
+            size = a.type.count + c.type.count
+            mask = ir.Constant(ir.VectorType(I32, size), [ir.Constant(I32, i) for i in range(size)])
+            joined.append(b.shuffle_vector(a, c, mask))
+        if len(vectors) % 2:
+            last = vectors[-1]
+            size = last.type.count
+            mask = ir.Constant(ir.VectorType(I32, 2 * size),
+                               [ir.Constant(I32, i) for i in range(2 * size)])
+            joined.append(b.shuffle_vector(last, ir.Constant(last.type, ir.Undefined), mask))
+        vectors = joined
+    return vectors[0]
 
 
 def wide_bits(t) -> int:

@@ -3,17 +3,18 @@
     kernel = build(func, Target.host(threads=2))
     kernel(a, b, out)                 # arrays in parameter order, written in place
 
-Parallel regions are split into contiguous chunks, one per thread; ctypes releases the GIL
-during each call, so chunks run concurrently on a shared thread pool. Kernels touching less
-than ``PARALLEL_MIN_BYTES`` run on the calling thread (a thread hand-off costs ~20-50 us);
-larger ones time their first calls both ways and keep the faster mode per thread count.
+Parallel regions run on a native thread pool per thread count (``threads.py``: one ctypes
+call per kernel, chunks handed out dynamically, no Python on the workers). Kernels touching
+less than ``PARALLEL_MIN_BYTES`` run on the calling thread; larger ones time their calls
+and keep running in the faster mode per thread count, re-timing the other now and then.
 """
 from __future__ import annotations
 
 import ctypes
+import operator
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
 
 import numpy as np
 
@@ -23,19 +24,27 @@ from ..target import Target
 from .cache import func_fingerprint, kernel_key, open_cache
 from .jit import LoadedObject, compile_object, target_machine
 from .module import build_module, plan_kernel
+from .threads import ThreadPool
 
-PARALLEL_MIN_BYTES = 1 << 18    # smaller kernels run on the calling thread only
+PARALLEL_MIN_BYTES = 1 << 16    # smaller kernels run on the calling thread only
 CALIBRATION_RUNS = 3             # timed calls per mode before a kernel picks one
+EXPLORE = 32                     # then every EXPLORE-th call times the other mode again
 _pool_lock = threading.Lock()
 _pools: dict = {}
 
 
-def _pool(threads: int) -> ThreadPoolExecutor:
+def thread_pool(threads: int) -> ThreadPool | None:
+    """The process-wide native pool of ``threads - 1`` workers (the caller is the last);
+    None where threads cannot be started (kernels then run on the calling thread)."""
     with _pool_lock:
-        pool = _pools.get(threads)
-        if pool is None:
-            pool = _pools[threads] = ThreadPoolExecutor(threads - 1, "vtalab-llvm")
-        return pool
+        if threads not in _pools:
+            t = Target.host().cpu
+            try:
+                _pools[threads] = ThreadPool(threads - 1, target_machine(
+                    t.triple, t.name, t.features))
+            except (OSError, AttributeError, CompileError):    # no pthreads here
+                _pools[threads] = None
+        return _pools[threads]
 
 
 def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
@@ -48,6 +57,39 @@ def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
         out.append((lo, hi))
         lo = hi
     return out
+
+
+class ModeChooser:
+    """Serial or parallel for one kernel and thread count, from timings of its real calls
+    (each call runs once, in one mode, so results never depend on the choice): the modes
+    alternate for the first ``CALIBRATION_RUNS`` calls each, then the one with the faster
+    best of its last ``CALIBRATION_RUNS`` timings runs, and every ``EXPLORE``-th call times
+    the other again, so a choice made under a burst of load does not last."""
+
+    def __init__(self):
+        self.samples = {m: deque(maxlen=CALIBRATION_RUNS) for m in ("serial", "parallel")}
+        self.calls = 0
+
+    def pick(self) -> str:
+        self.calls += 1
+        serial, parallel = (len(v) for v in self.samples.values())
+        if min(serial, parallel) < CALIBRATION_RUNS:
+            return "serial" if serial <= parallel else "parallel"
+        best = {m: min(v) for m, v in self.samples.items()}
+        fast = min(best, key=best.get)
+        if self.calls % EXPLORE == 0:
+            return "parallel" if fast == "serial" else "serial"
+        return fast
+
+    def record(self, mode: str, seconds: float) -> None:
+        self.samples[mode].append(seconds)
+
+    @property
+    def mode(self) -> str | None:
+        """The mode the next ordinary call would pick (None while calibrating)."""
+        if min(len(v) for v in self.samples.values()) < CALIBRATION_RUNS:
+            return None
+        return min(self.samples, key=lambda m: min(self.samples[m]))
 
 
 class Kernel:
@@ -64,34 +106,37 @@ class Kernel:
         proto = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * nbuf), ctypes.c_int64,
                                  ctypes.c_int64)
         self._main = proto(self._loaded.address(plan.name))
-        self._regions = [(proto(self._loaded.address(r.symbol)), r.parallel)
-                         for r in plan.regions]
+        self._par = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * (nbuf + 1)))(
+            self._loaded.address(plan.parallel_entry))
+        self._regions = [r.parallel for r in plan.regions]
         self._workspaces = [np.zeros(b.shape, b.dtype.numpy) for b in plan.workspaces]
         self._work_ptrs = [w.ctypes.data for w in self._workspaces]
-        self._last = [(None, 0)] * len(plan.params)
+        self._last, self._last_ptrs = (), []
         self._expect = [(b.shape, b.dtype.numpy, b in func.outputs) for b in plan.params]
         nbytes = sum(b.size * b.dtype.numpy.itemsize for b in plan.buffers)
-        self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(p for _, p in self._regions)
-        self._modes: dict = {}       # threads -> "serial" | "parallel", once calibrated
-        self._samples: dict = {}
+        self._parallel = nbytes >= PARALLEL_MIN_BYTES and any(
+            p and p > 1 for p in self._regions)
+        self._modes: dict = {}       # threads -> ModeChooser
 
     @property
     def name(self) -> str:
         return self.func.name
 
     def _pointers(self, arrays) -> list[int]:
-        if len(arrays) == len(self._expect):
-            ptrs, last = [], self._last
-            for k, (a, (shape, dt, writeable)) in enumerate(zip(arrays, self._expect)):
-                if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt or \
-                        not a.flags.c_contiguous or (writeable and not a.flags.writeable):
-                    break
-                # the same array object as last call: its data pointer is known (held alive)
-                ptrs.append(last[k][1] if last[k][0] is a else a.ctypes.data)
-            else:
-                self._last = [(a, p) for a, p in zip(arrays, ptrs)]
-                return ptrs + self._work_ptrs
-        return self._check(arrays)
+        """Buffer pointers for ``arrays``; the same array objects as the last call reuse
+        the last pointers (a referenced array's buffer cannot move or shrink)."""
+        if len(arrays) == len(self._last) and all(map(operator.is_, arrays, self._last)):
+            return self._last_ptrs
+        ptrs = []
+        for a, (shape, dt, writeable) in zip(arrays, self._expect):
+            if type(a) is not np.ndarray or a.shape != shape or a.dtype != dt or \
+                    not a.flags.c_contiguous or (writeable and not a.flags.writeable):
+                return self._check(arrays)
+            ptrs.append(a.ctypes.data)
+        if len(ptrs) != len(self._expect):
+            return self._check(arrays)
+        self._last, self._last_ptrs = arrays, ptrs + self._work_ptrs
+        return self._last_ptrs
 
     def _check(self, arrays) -> list[int]:
         params = self.plan.params
@@ -121,54 +166,43 @@ class Kernel:
         if threads <= 1 or not self._parallel:
             self._main(*ptrs, 0, 0)
             return
-        mode = self._modes.get(threads)
-        if mode is None:
-            return self._calibrate(ptrs, threads)
-        if mode == "serial":
-            self._main(*ptrs, 0, 0)
-        else:
-            self._run_parallel(ptrs, threads)
-
-    def _calibrate(self, ptrs, threads: int) -> None:
-        """The first calls alternate serial and threaded runs (each call runs once, so
-        semantics are unchanged); then the faster mode is kept for this thread count."""
-        samples = self._samples.setdefault(threads, {"serial": [], "parallel": []})
-        mode = "serial" if len(samples["serial"]) <= len(samples["parallel"]) else "parallel"
+        chooser = self._modes.get(threads)
+        if chooser is None:
+            chooser = self._modes[threads] = ModeChooser()
+        mode = chooser.pick()
         t0 = time.perf_counter()
         if mode == "serial":
             self._main(*ptrs, 0, 0)
         else:
             self._run_parallel(ptrs, threads)
-        samples[mode].append(time.perf_counter() - t0)
-        if len(samples["parallel"]) >= CALIBRATION_RUNS:
-            best = {k: min(v) for k, v in samples.items()}
-            self._modes[threads] = min(best, key=best.get)
+        chooser.record(mode, time.perf_counter() - t0)
 
     def _run_parallel(self, ptrs, threads: int) -> None:
-        pool = _pool(threads)
-        for fn, extent in self._regions:
-            if not extent or extent == 1:
-                fn(*ptrs, 0, extent or 0)
-                continue
-            parts = chunks(extent, threads)
-            futures = [pool.submit(fn, *ptrs, lo, hi) for lo, hi in parts[1:]]
-            fn(*ptrs, *parts[0])
-            for f in futures:
-                f.result()
+        pool = thread_pool(threads)
+        if pool is None or not pool.lock.acquire(blocking=False):   # busy on another thread
+            self._main(*ptrs, 0, 0)
+            return
+        try:
+            self._par(*ptrs, pool.address)
+        finally:
+            pool.lock.release()
 
 
 def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
-          opt: int = 3, fast_exp: bool = True) -> Kernel:
-    """Compile ``func`` for ``target``'s CPU (default: this host), reusing cached objects."""
+          opt: int = 3, fast_exp: bool = True, zero_scratch: bool = True) -> Kernel:
+    """Compile ``func`` for ``target``'s CPU (default: this host), reusing cached objects;
+    ``zero_scratch=False``: see ``build_module``."""
     target = target or Target.host()
     cpu = target.cpu
     tm = target_machine(cpu.triple, cpu.name, cpu.features, opt)
     cache = open_cache(cache_dir)
-    key = kernel_key(func_fingerprint(func), f"{target.fingerprint()}|cpu|exp={fast_exp}", opt)
+    options = f"{target.fingerprint()}|cpu|exp={fast_exp}|zero={zero_scratch}"
+    key = kernel_key(func_fingerprint(func), options, opt)
     obj = cache.get(key) if cache is not None else None
     cached = obj is not None
     if obj is None:
-        module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp)
+        module, plan = build_module(func, cpu.triple, str(tm.target_data), fast_exp,
+                                    zero_scratch)
         obj = compile_object(str(module), tm, opt)
         if cache is not None:
             cache.put(key, obj)
@@ -178,10 +212,11 @@ def build(func: PrimFunc, target: Target | None = None, cache_dir=None,
 
 
 def llvm_ir(func: PrimFunc, target: Target | None = None, optimized: bool = False,
-            fast_exp: bool = True) -> str:
+            fast_exp: bool = True, zero_scratch: bool = True) -> str:
     """The LLVM IR text of ``func`` (before or after optimisation), for inspection."""
     from .jit import optimized_ir
     target = target or Target.host()
     tm = target_machine(target.cpu.triple, target.cpu.name, target.cpu.features)
-    module, _ = build_module(func, target.cpu.triple, str(tm.target_data), fast_exp)
+    module, _ = build_module(func, target.cpu.triple, str(tm.target_data), fast_exp,
+                             zero_scratch)
     return optimized_ir(str(module), tm) if optimized else str(module)

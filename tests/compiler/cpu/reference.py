@@ -26,6 +26,14 @@ def conv2d_ref(x, w, stride, pads, dilation, groups, bias=None):
     return out
 
 
+def maxpool_ref(x, k, s, pads):
+    (KH, KW), (sh, sw), (t, l, b, r) = k, s, pads
+    low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = np.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), constant_values=low)
+    win = np.lib.stride_tricks.sliding_window_view(xp, (KH, KW), axis=(2, 3))
+    return win[:, :, ::sh, ::sw].max((4, 5))
+
+
 def ort_op(op, inputs: dict, initializers: dict | None = None, out_type=None, **attrs):
     """Run one ONNX node on onnxruntime (skips when onnx/onnxruntime are missing)."""
     onnx = pytest.importorskip("onnx", reason="onnx is not installed")

@@ -5,7 +5,7 @@ import pytest
 from vtalab.compiler import cpu
 from vtalab.compiler.errors import ShapeError
 
-from .reference import ort_op
+from .reference import maxpool_ref, ort_op
 
 RNG = np.random.default_rng(11)
 
@@ -125,3 +125,36 @@ def test_requantize_int32_to_int8():
     got = cpu.requantize_shift(acc, 5, bias, relu=True)
     ref = np.clip((acc + bias[:, None, None] + 16) >> 5, 0, 127).astype("int8")
     np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("shape", [(64, 1000), (3, 1), (5, 7), (2, 16), (4, 33), (1, 1000),
+                                   (7, 129), (2, 4096)])
+def test_softmax_rows_match_numpy(shape):
+    x = _x(*shape, scale=6)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(-1, keepdims=True))
+    np.testing.assert_allclose(cpu.softmax(x), e / e.sum(-1, keepdims=True), rtol=2e-6,
+                               atol=1e-9)
+
+
+def test_softmax_masked_entries_are_zero_and_rows_sum_to_one():
+    x = _x(9, 77, scale=30)
+    x[:, ::3] = -np.inf
+    y = cpu.softmax(x)
+    assert (y[:, ::3] == 0).all()
+    np.testing.assert_allclose(y.sum(-1), 1, rtol=1e-5)
+    assert (cpu.softmax(np.full((2, 50), 7.0, "float32")) == np.float32(1 / 50)).all()
+
+
+@pytest.mark.parametrize("shape,k,s,pads,separable", [
+    ((1, 64, 112, 112), 3, 2, (1, 1, 1, 1), True),     # ResNet's stem pool
+    ((2, 3, 9, 40), 3, 3, (2, 2, 2, 2), True),
+    ((1, 2, 8, 9), 2, 1, (1, 1, 1, 1), True),
+    ((1, 2, 5, 5), 2, 2, (0, 2, 0, 2), False),          # a window wholly in the padding
+    ((1, 1, 11, 40), 2, 5, (0, 0, 0, 0), False)])       # column stride past MAX_STRIDE
+def test_max_pool_separable_and_te_paths(shape, k, s, pads, separable):
+    from vtalab.compiler.cpu.maxpool import separable as is_separable
+    x = _x(*shape)
+    assert is_separable("max", shape, (k, k), (s, s), pads, (1, 1)) == separable
+    np.testing.assert_array_equal(cpu.max_pool2d(x, k, s, pads),
+                                  maxpool_ref(x, (k, k), (s, s), pads))

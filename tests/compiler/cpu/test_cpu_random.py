@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from vtalab.compiler import cpu
 
-from .reference import conv2d_ref
+from .reference import conv2d_ref, maxpool_ref
 
 SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -45,3 +45,23 @@ def test_random_broadcast_add_and_softmax(shape, data):
     np.testing.assert_array_equal(cpu.add(a, b), a + b)
     e = np.exp(a - a.max(-1, keepdims=True))
     np.testing.assert_allclose(cpu.softmax(a), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-7)
+
+
+@st.composite
+def pool_cases(draw):
+    k = (draw(st.integers(1, 4)), draw(st.integers(1, 4)))
+    s = (draw(st.integers(1, 4)), draw(st.integers(1, 5)))
+    pads = tuple(draw(st.integers(0, k[d % 2] - 1)) for d in range(4))
+    h = draw(st.integers(max(1, k[0] - pads[0] - pads[2]), 13))
+    w = draw(st.integers(max(1, k[1] - pads[1] - pads[3]), 70))
+    return (draw(st.integers(1, 2)), draw(st.integers(1, 3)), h, w), k, s, pads, \
+        draw(st.sampled_from(["float32", "int8"]))
+
+
+@SETTINGS
+@given(pool_cases(), st.integers(0, 2**31))
+def test_random_max_pool(case, seed):
+    shape, k, s, pads, dtype = case
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 50).astype(dtype)
+    np.testing.assert_array_equal(cpu.max_pool2d(x, k, s, pads), maxpool_ref(x, k, s, pads))

@@ -179,6 +179,24 @@ def test_exp_as_intrinsic_or_polynomial_agree():
         np.testing.assert_allclose(got, want, rtol=3e-6)
 
 
+def test_mode_chooser_calibrates_then_keeps_the_faster_and_re_times_the_other():
+    from vtalab.compiler.llvm.runtime import EXPLORE, ModeChooser
+    chooser = ModeChooser()
+    times = {"serial": 2.0, "parallel": 1.0}
+    picks = []
+    for _ in range(6 + 3 * EXPLORE):
+        mode = chooser.pick()
+        picks.append(mode)
+        chooser.record(mode, times[mode])
+    assert picks[:6].count("serial") == 3 and chooser.mode == "parallel"
+    assert picks[6:].count("serial") == 3                 # one re-timing per EXPLORE calls
+    times["serial"] = 0.5                                 # the load changed
+    for _ in range(EXPLORE * 4):
+        mode = chooser.pick()
+        chooser.record(mode, times[mode])
+    assert chooser.mode == "serial"
+
+
 def test_parallel_regions_run_on_threads_and_pick_a_mode():
     a = te.placeholder((256, 512), "float32", "a")
     s1 = te.compute((256, 512), lambda i, j: a[i, j] * 2.0, name="s1")
@@ -197,5 +215,30 @@ def test_parallel_regions_run_on_threads_and_pick_a_mode():
         out = np.zeros_like(x)
         kernel(x, out, threads=2)
         np.testing.assert_array_equal(out, x * 3)
-    assert kernel._modes[2] in ("serial", "parallel")
-    assert all(len(v) >= 3 for v in kernel._samples[2].values())
+    chooser = kernel._modes[2]
+    assert chooser.mode in ("serial", "parallel")
+    assert all(len(v) == 3 for v in chooser.samples.values())
+
+
+def test_repeated_calls_reuse_pointers_only_for_the_same_arrays():
+    a = te.placeholder((4, 8), "float32", "a")
+    b = te.compute((4, 8), lambda i, j: a[i, j] * 3.0, name="b")
+    kernel = build(lower_schedule(te.create_schedule(b), [a, b], "triple"), HOST)
+    x, y = np.ones((4, 8), "float32"), np.zeros((4, 8), "float32")
+    for _ in range(3):
+        kernel(x, y)
+    np.testing.assert_array_equal(y, 3)
+    x2, y2 = np.full((4, 8), 2, "float32"), np.zeros((4, 8), "float32")
+    kernel(x2, y2)
+    np.testing.assert_array_equal(y2, 6)
+    np.testing.assert_array_equal(y, 3)
+    with pytest.raises(CompileError, match="must be float32"):
+        kernel(x2, np.zeros((4, 9), "float32"))
+    with pytest.raises(CompileError, match="must be writeable"):
+        kernel(x, _read_only((4, 8)))
+
+
+def _read_only(shape):
+    out = np.zeros(shape, "float32")
+    out.setflags(write=False)
+    return out
