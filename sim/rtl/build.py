@@ -31,7 +31,8 @@ PACKAGE = HERE.parent.parent          # the repository root: hw/, spec/, sim/ li
 LIB_NAME = "libvtalab_rtl.so"
 VERILATOR_FLAGS = ["--cc", "--top-module", codegen.SIM_TOP, "--prefix", "Vtop", "-Mdir", "obj",
                    "--x-assign", "fast", "--x-initial", "fast", "--noassert",
-                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC -march=native"]
+                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC -march=native",
+                   "-fno-table"]     # case->lookup tables: 3.5% more instructions per cycle
 OPT_FLAGS = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"      # -O3 -march=native: 1.2x
 CXX_FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c++17"]
 
