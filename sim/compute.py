@@ -12,7 +12,7 @@ import numpy as np
 from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn
 
-from .alu import alu_apply, hazard_free_chunks, wrap
+from .alu import alu_apply, as_slice, hazard_free_chunks, narrow, wrap
 from .gemm import GeneralPlan, exact_float, plan_structured
 from .state import SramState
 
@@ -101,7 +101,7 @@ class ComputeUnit:
         if count == 0:
             return _GemmPlan(0, None, None)
         if insn.reset:
-            return _GemmPlan(count, np.unique(self._loop(insn, base)[0]), None)
+            return _GemmPlan(count, as_slice(np.unique(self._loop(insn, base)[0])), None)
         cfg = self.cfg
         products = plan_structured(cfg, base, insn, cfg.inp_depth, cfg.wgt_depth) \
             or GeneralPlan(cfg, *self._loop(insn, base))
@@ -112,16 +112,16 @@ class ComputeUnit:
         self.sram.check_indices("acc", dst, "ALU dst")
         if not insn.use_imm:
             self.sram.check_indices("acc", src, "ALU src")
-        chunks = [(dst[part], None if insn.use_imm else src[part])
+        chunks = [(as_slice(dst[part]), None if insn.use_imm else as_slice(src[part]))
                   for part in hazard_free_chunks(dst, None if insn.use_imm else src)]
         return _AluPlan(len(dst), chunks)
 
     # ---- execution -------------------------------------------------------------------
-    def _write(self, rows: np.ndarray, values: np.ndarray) -> None:
-        """Write acc rows and mirror their low out_bits into the out buffer."""
+    def _write(self, rows, values: np.ndarray) -> None:
+        """Write acc rows (values already wrapped) and their low out_bits to the out buffer."""
         acc, out = self.sram.acc, self.sram.out
-        acc[rows] = values.astype(acc.dtype)
-        out[rows] = wrap(values.astype(np.int64), self.cfg.out_bits).astype(out.dtype)
+        acc[rows] = values
+        out[rows] = narrow(values, self.cfg.out_bits, out.dtype)
 
     def gemm(self, insn: GemmInsn) -> int:
         """Run one GEMM instruction; return the number of micro-ops executed."""
@@ -131,8 +131,12 @@ class ComputeUnit:
             self.sram.out[plan.reset_rows] = 0
         elif plan.products is not None:
             rows, sums = plan.products.products(*self._operands())
-            total = self.sram.acc[rows].astype(np.int64) + wrap(sums, self.cfg.acc_bits)
-            self._write(rows, wrap(total, self.cfg.acc_bits))
+            acc, bits = self.sram.acc, self.cfg.acc_bits
+            if acc.dtype.itemsize * 8 == bits:   # the dtype's wrap-around is the accumulator's
+                total = acc[rows] + sums.astype(acc.dtype, copy=False)
+            else:
+                total = wrap(acc[rows].astype(np.int64) + wrap(sums, bits), bits)
+            self._write(rows, total)
         return plan.count
 
     def alu(self, insn: AluInsn) -> int:
@@ -147,7 +151,7 @@ class ComputeUnit:
             else:
                 b = np.int64(insn.imm) if src is None else other
                 out = alu_apply(self.cfg, insn.alu_op, a, b)
-            self._write(rows, out)
+            self._write(rows, narrow(out, self.cfg.acc_bits, acc.dtype))
         return plan.count
 
 

@@ -18,6 +18,8 @@ import numpy as np
 
 from vtalab.spec import Config
 
+from .alu import as_slice
+
 MIN_GROUP = 12          # below this average group size, stacked products beat grouping
 
 
@@ -54,12 +56,15 @@ class StructuredPlan:
         self.cfg, self.src_idx, self.wgt_idx, self.dtype = cfg, src_idx, wgt_idx, dtype
         flat = rows.reshape(-1)
         if len(np.unique(flat)) == len(flat):
-            self.rows, self.slot = flat, None
+            self.rows, self.slot = as_slice(flat), None
         else:
             self.rows, self.slot = _compact(flat, cfg.acc_depth)
 
     def products(self, inp_f: np.ndarray, wgt_t: np.ndarray):
-        """(rows, int64 sums of shape (rows, batch, block_out)); rows are distinct."""
+        """(rows, integer sums of shape (rows, batch, block_out)); rows are distinct.
+
+        Rows are a slice or an index array; the sums are int32 from float32 products
+        (exact below 2**24), int64 otherwise."""
         cfg = self.cfg
         d, m, k, u = self.src_idx.shape
         a = inp_f[self.src_idx]                            # (D, M, K, U, batch, block_in)
@@ -68,12 +73,13 @@ class StructuredPlan:
         a = a.reshape(d, 1, m * cfg.batch, -1).astype(self.dtype, copy=False)
         b = wgt_t[self.wgt_idx]                            # (D, N, K, U, block_in, block_out)
         b = b.reshape(d, b.shape[1], -1, cfg.block_out).astype(self.dtype, copy=False)
-        prod = np.matmul(a, b).astype(np.int64)            # (D, N, M x batch, block_out)
+        prod = np.matmul(a, b)                             # (D, N, M x batch, block_out)
+        prod = prod.astype(np.int32 if self.dtype == np.float32 else np.int64)
         prod = prod.reshape(-1, cfg.batch, cfg.block_out)  # rows in (D, N, M) order
         if self.slot is None:
             return self.rows, prod
         sums = np.zeros((len(self.rows), cfg.batch, cfg.block_out), dtype=np.int64)
-        np.add.at(sums, self.slot, prod)
+        np.add.at(sums, self.slot, prod.astype(np.int64))
         return self.rows, sums
 
 
