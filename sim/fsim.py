@@ -8,7 +8,6 @@ program's results do not depend on that choice.
 """
 from __future__ import annotations
 
-import contextlib
 from collections import OrderedDict
 
 import numpy as np
@@ -18,6 +17,7 @@ from vtalab.spec.errors import DeadlockError, SimError, TokenError
 from vtalab.spec.isa import (INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn,
                              module_of)
 
+from .blas import single_threaded_blas
 from .compute import ComputeUnit
 from .dram import tile_view
 from .memops import LoadPlan, StorePlan, is_load
@@ -79,7 +79,7 @@ class FunctionalSimulator:
     def _run_prepared(self, prepared: "_Prepared") -> dict:
         handlers = {MemInsn: self._memop, GemmInsn: self.compute.gemm,
                     AluInsn: self.compute.alu, FinishInsn: _nothing}
-        with _single_threaded_blas():
+        with single_threaded_blas():
             if prepared.order is None:      # runs up to the deadlock, then raises it
                 for _, insn in schedule(prepared.insns):
                     handlers[type(insn)](insn)
@@ -150,23 +150,6 @@ def program_counters(cfg: Config, insns: list[Instruction]) -> dict:
 COUNTER_KEYS = ("insn_load", "insn_store", "insn_gemm", "insn_alu", "insn_finish",
                 "bytes_uop", "bytes_inp", "bytes_wgt", "bytes_acc", "bytes_out",
                 "gemm_uops", "alu_uops", "macs")
-
-
-_BLAS = []      # the threadpoolctl controller, found once (a scan of loaded libraries)
-
-
-def _single_threaded_blas():
-    """The simulator's matrix products are small: BLAS threads only add contention."""
-    if not _BLAS:
-        try:
-            from threadpoolctl import ThreadpoolController
-        except ImportError:
-            _BLAS.append(None)
-        else:
-            _BLAS.append(ThreadpoolController())
-    if _BLAS[0] is None:
-        return contextlib.nullcontext()
-    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _check_finish(insns: list[Instruction]) -> None:

@@ -12,7 +12,7 @@ from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn, Mem, MemInsn, Opcode
 
 from ...errors import LoweringError
-from ...ir.arith import evaluate
+from ...ir.arith import compiled, evaluate
 from ...ir.stmt import Allocate, Attr, For, Seq
 from ..nodes import Dma, UopKernel
 from ..stream import Record, Stream
@@ -88,15 +88,15 @@ class _Emitter:
                               if v not in (d.y_var, d.x_var)), key=lambda t: t[0]))
         key = (id(d), outer)
         if key not in self.pad_cache:
-            local = dict(env)
+            local, cond = dict(env), compiled(d.pad_cond)
             mask = np.zeros((d.y_size, d.x_size), dtype=bool)
             for y in range(d.y_size):
+                if d.y_var is not None:
+                    local[d.y_var] = y
                 for x in range(d.x_size):
-                    if d.y_var is not None:
-                        local[d.y_var] = y
                     if d.x_var is not None:
                         local[d.x_var] = x
-                    mask[y, x] = bool(evaluate(d.pad_cond, local))
+                    mask[y, x] = bool(cond(local))
             self.pad_cache[key] = _rectangle(mask, d)
         return self.pad_cache[key]
 
