@@ -67,11 +67,12 @@ class StructuredPlan:
         (exact below 2**24), int64 otherwise."""
         cfg = self.cfg
         d, m, k, u = self.src_idx.shape
-        a = inp_f[self.src_idx]                            # (D, M, K, U, batch, block_in)
-        if cfg.batch > 1:
-            a = a.transpose(0, 1, 4, 2, 3, 5)
+        # take() on 2-D row views: several times faster than fancy indexing
+        a = inp_f.reshape(len(inp_f), -1).take(self.src_idx, axis=0)
+        if cfg.batch > 1:                                  # (D, M, K, U, batch, block_in)
+            a = a.reshape(a.shape[:4] + (cfg.batch, -1)).transpose(0, 1, 4, 2, 3, 5)
         a = a.reshape(d, 1, m * cfg.batch, -1).astype(self.dtype, copy=False)
-        b = wgt_t[self.wgt_idx]                            # (D, N, K, U, block_in, block_out)
+        b = wgt_t.reshape(len(wgt_t), -1).take(self.wgt_idx, axis=0)   # (D, N, K, U, bi x bo)
         b = b.reshape(d, b.shape[1], -1, cfg.block_out).astype(self.dtype, copy=False)
         prod = np.matmul(a, b)                             # (D, N, M x batch, block_out)
         prod = prod.astype(np.int32 if self.dtype == np.float32 else np.int64)
