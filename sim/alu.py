@@ -56,6 +56,9 @@ def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray,
 
 def _shift(cfg: Config, a: np.ndarray, amount) -> np.ndarray:
     """Arithmetic shift right by a signed amount (negative: left, wrapping to acc_bits)."""
+    if np.ndim(amount) == 0:                    # an immediate: one direction only
+        amount = int(amount)
+        return a >> amount if amount >= 0 else wrap(a << -amount, cfg.acc_bits)
     right = a >> np.maximum(amount, 0)
     left = wrap(a << np.maximum(-amount, 0), cfg.acc_bits)
     return np.where(amount >= 0, right, left)

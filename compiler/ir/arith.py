@@ -201,6 +201,22 @@ def compiled(e: Expr):
     return fn
 
 
+_vector_cache: dict = {}
+
+
+def compiled_vector(e: Expr):
+    """``compile_expr_vector(e)`` cached per node, or None where ``e`` does not vectorise."""
+    hit = _vector_cache.get(id(e))
+    if hit is None or hit[0] is not e:
+        from .pysource import compile_expr_vector
+        try:
+            hit = (e, compile_expr_vector(e))
+        except CompileError:
+            hit = (e, None)
+        _vector_cache[id(e)] = hit
+    return hit[1]
+
+
 def evaluate(e: Expr, env: dict) -> int:
     """Value of an integer expression under ``env`` (Var -> int), compiled once per node."""
     return compiled(e)(env)

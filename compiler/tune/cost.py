@@ -84,6 +84,12 @@ def conv2d_candidates(cfg: Config, sh: Conv2dShape, vthreads: int,
                       ep: EpilogueCost = EpilogueCost(), axes=("co", "h")) -> list:
     """Every legal knob set with ``vthreads`` threads that fits the SRAMs, best predicted
     first (ties broken by the knobs themselves, so the order is deterministic)."""
+    return [kn for _, kn in conv2d_ranked(cfg, sh, vthreads, ep, axes)]
+
+
+def conv2d_ranked(cfg: Config, sh: Conv2dShape, vthreads: int,
+                  ep: EpilogueCost = EpilogueCost(), axes=("co", "h")) -> list:
+    """``conv2d_candidates`` as (predicted cycles, knobs) pairs, in the same order."""
     from ..topi.common import divisors
     oh, ow = sh.out_hw
     cob, cb = sh.filters // cfg.block_out, sh.channels // cfg.block_in
@@ -100,7 +106,7 @@ def conv2d_candidates(cfg: Config, sh: Conv2dShape, vthreads: int,
                         if fits(cfg, sh, kn, ep):
                             found.append((conv2d_cycles(cfg, sh, kn, ep), _key(kn), kn))
     found.sort(key=lambda item: (item[0], item[1]))
-    return [kn for _, _, kn in found]
+    return [(cycles, kn) for cycles, _, kn in found]
 
 
 def _key(kn: Conv2dKnobs) -> tuple:
