@@ -38,7 +38,20 @@ class EpilogueCost:
 
 
 def _beats(cfg: Config, buffer: str, entries: int) -> int:
-    return entries * max(1, -(-cfg.entry_bytes(buffer) // cfg.bus_bytes))
+    return entries * _beats_per_entry(cfg, buffer)
+
+
+_PER_ENTRY: dict = {}     # (id(cfg), buffer) -> (cfg, bus beats per entry)
+
+
+def _beats_per_entry(cfg: Config, buffer: str) -> int:
+    hit = _PER_ENTRY.get((id(cfg), buffer))
+    if hit is None or hit[0] is not cfg:       # holding cfg keeps its id from being reused
+        hit = (cfg, max(1, -(-cfg.entry_bytes(buffer) // cfg.bus_bytes)))
+        if len(_PER_ENTRY) > 256:
+            _PER_ENTRY.clear()
+        _PER_ENTRY[(id(cfg), buffer)] = hit
+    return hit[1]
 
 
 def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> bool:
