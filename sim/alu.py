@@ -13,6 +13,21 @@ def wrap(values: np.ndarray, bits: int) -> np.ndarray:
     return ((values + half) & ((1 << bits) - 1)) - half
 
 
+def narrow(values: np.ndarray, bits: int, dtype: np.dtype) -> np.ndarray:
+    """``values`` reduced to signed ``bits``-bit two's complement, as ``dtype``."""
+    if np.dtype(dtype).itemsize * 8 == bits:
+        return values.astype(dtype)            # integer casts wrap modulo 2**bits
+    return wrap(values.astype(np.int64), bits).astype(dtype)
+
+
+def as_slice(index: np.ndarray):
+    """``index`` as an equivalent slice when it is a run of consecutive rows."""
+    if len(index) and index[-1] - index[0] == len(index) - 1 \
+            and (len(index) == 1 or bool(np.all(np.diff(index) == 1))):
+        return slice(int(index[0]), int(index[-1]) + 1)
+    return index
+
+
 def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray,
               addend: np.ndarray | None = None) -> np.ndarray:
     """One ALU op on int64 operands holding acc-width values; result wrapped to acc_bits.
@@ -41,6 +56,9 @@ def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray,
 
 def _shift(cfg: Config, a: np.ndarray, amount) -> np.ndarray:
     """Arithmetic shift right by a signed amount (negative: left, wrapping to acc_bits)."""
+    if np.ndim(amount) == 0:                    # an immediate: one direction only
+        amount = int(amount)
+        return a >> amount if amount >= 0 else wrap(a << -amount, cfg.acc_bits)
     right = a >> np.maximum(amount, 0)
     left = wrap(a << np.maximum(-amount, 0), cfg.acc_bits)
     return np.where(amount >= 0, right, left)

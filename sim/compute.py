@@ -1,45 +1,78 @@
-"""The compute module: GEMM and ALU micro-op loops over the accumulator."""
+"""The compute module: GEMM and ALU micro-op loops over the accumulator.
+
+Everything an instruction's loop nest implies — index arrays, bounds checks, hazard-free
+ALU chunks, the GEMM's BLAS mapping — depends only on the instruction and its micro-ops,
+so it is planned once and cached under (instruction, micro-op words). A program run many
+times then spends its time on the data: gathers, matrix products, accumulator updates.
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from vtalab.spec import Config, Isa
-
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn
 
-from .alu import alu_apply, hazard_free_chunks, wrap
-from .gemm import accumulate_products, structured_products
+from .alu import alu_apply, as_slice, hazard_free_chunks, narrow, wrap
+from .gemm import GeneralPlan, exact_float, plan_structured
 from .state import SramState
+
+PLAN_CACHE_BYTES = 512 << 20     # index arrays kept across runs before the cache is reset
 
 
 class ComputeUnit:
-    """Executes GEMM and ALU instructions against an SramState."""
+    """Executes GEMM and ALU instructions against an SramState.
+
+    The GEMM operands are read from float copies of the inp and wgt buffers (created on
+    first use, refreshed by ``loaded`` after each LOAD): code that writes those SRAM arrays
+    directly after a GEMM must call ``loaded`` too.
+    """
 
     def __init__(self, cfg: Config, sram: SramState):
         self.cfg = cfg
         self.isa = Isa(cfg)
         self.sram = sram
-        self._float = {}
+        self._inp_f = self._wgt_t = None
+        self._float_dtype = exact_float(cfg, cfg.block_in) or np.dtype(np.float64)
+        self._plans, self._plan_bytes = {}, 0
 
+    # ---- float operand copies --------------------------------------------------------
     def loaded(self, buffer: str, first: int, count: int) -> None:
         """Refresh the float copy of ``buffer`` rows a LOAD just wrote."""
-        cached = self._float.get(buffer)
-        if cached is not None:
-            rows = slice(first, first + count)
-            cached[rows] = self.sram[buffer][rows]
+        rows = slice(first, first + count)
+        if buffer == "inp" and self._inp_f is not None:
+            self._inp_f[rows] = self.sram.inp[rows]
+        elif buffer == "wgt" and self._wgt_t is not None:
+            self._wgt_t[rows] = self.sram.wgt[rows].transpose(0, 2, 1)
 
-    def _as_float(self, buffer: str) -> np.ndarray:
-        if buffer not in self._float:
-            self._float[buffer] = self.sram[buffer].astype(np.float64)
-        return self._float[buffer]
+    def _operands(self) -> tuple[np.ndarray, np.ndarray]:
+        """(inp rows, transposed wgt rows) as floats, each with a zero row at the end."""
+        if self._inp_f is None:
+            inp, wgt = self.sram.inp, self.sram.wgt
+            self._inp_f = np.zeros((len(inp) + 1,) + inp.shape[1:], self._float_dtype)
+            self._inp_f[:-1] = inp
+            self._wgt_t = np.zeros((len(wgt) + 1, wgt.shape[2], wgt.shape[1]),
+                                   self._float_dtype)
+            self._wgt_t[:-1] = wgt.transpose(0, 2, 1)
+        return self._inp_f, self._wgt_t
 
-    def _uop_fields(self, insn, what: str):
+    # ---- plans -----------------------------------------------------------------------
+    def _plan(self, insn, what: str, build):
         self.sram.check_range("uop", insn.uop_bgn, max(insn.uop_end - insn.uop_bgn, 0), what)
-        return self.isa.decode_uops(self.sram.uop[insn.uop_bgn:insn.uop_end])
+        words = self.sram.uop[insn.uop_bgn:insn.uop_end]
+        key = (insn, words.tobytes())
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = build(insn, self.isa.decode_uops(words))
+            size = _nbytes(plan)
+            if self._plan_bytes + size > PLAN_CACHE_BYTES:
+                self._plans, self._plan_bytes = {}, 0
+            self._plans[key] = plan
+            self._plan_bytes += size
+        return plan
 
-    def _loop(self, insn, what: str, base=None):
+    def _loop(self, insn, base):
         """Every micro-op iteration's (dst, src, wgt) indices, in execution order."""
-        dst, src, wgt = base if base is not None else self._uop_fields(insn, what)
+        dst, src, wgt = base
         outer = np.arange(insn.iter_out, dtype=np.int64)[:, None, None]
         inner = np.arange(insn.iter_in, dtype=np.int64)[None, :, None]
 
@@ -50,12 +83,6 @@ class ComputeUnit:
         src = expand(src, insn.src_factor_out, insn.src_factor_in)
         wgt = expand(wgt, getattr(insn, "wgt_factor_out", 0), getattr(insn, "wgt_factor_in", 0))
         return dst, src, wgt
-
-    def _write(self, rows: np.ndarray, values: np.ndarray) -> None:
-        """Write acc rows and mirror their low out_bits into the out buffer."""
-        acc, out = self.sram.acc, self.sram.out
-        acc[rows] = values.astype(acc.dtype)
-        out[rows] = wrap(values.astype(np.int64), self.cfg.out_bits).astype(out.dtype)
 
     def _check_loop_bounds(self, insn, base, what: str) -> None:
         """Bounds of every index the loop visits, from the extremes (factors are >= 0)."""
@@ -68,50 +95,82 @@ class ComputeUnit:
                 top = int(values.max()) + (insn.iter_out - 1) * f_out + (insn.iter_in - 1) * f_in
                 self.sram.check_indices(buf, np.array([top]), f"{what} {name}")
 
-    def gemm(self, insn: GemmInsn) -> int:
-        """Run one GEMM instruction; return the number of micro-ops executed."""
-        base = self._uop_fields(insn, "GEMM")
-        count = len(base[0]) * insn.iter_out * insn.iter_in
+    def _plan_gemm(self, insn: GemmInsn, base) -> "_GemmPlan":
         self._check_loop_bounds(insn, base, "GEMM")
+        count = len(base[0]) * insn.iter_out * insn.iter_in
         if count == 0:
-            return 0
+            return _GemmPlan(0, None, None)
         if insn.reset:
-            rows = np.unique(self._loop(insn, "GEMM", base)[0])
-            self._write(rows, np.zeros((len(rows),) + self.sram.acc.shape[1:], np.int64))
-            return count
-        inp, wgt = self._as_float("inp"), self._as_float("wgt")
-        found = structured_products(self.cfg, inp, wgt, base, insn)
-        if found is None:
-            found = accumulate_products(self.cfg, inp, wgt, *self._loop(insn, "GEMM", base))
-        rows, sums = found
-        total = self.sram.acc[rows].astype(np.int64) + _wrap_sums(sums, self.cfg.acc_bits)
-        self._write(rows, wrap(total, self.cfg.acc_bits))
-        return count
+            return _GemmPlan(count, as_slice(np.unique(self._loop(insn, base)[0])), None)
+        cfg = self.cfg
+        products = plan_structured(cfg, base, insn, cfg.inp_depth, cfg.wgt_depth) \
+            or GeneralPlan(cfg, *self._loop(insn, base))
+        return _GemmPlan(count, None, products)
 
-    def alu(self, insn: AluInsn) -> int:
-        """Run one ALU instruction; return the number of micro-ops executed."""
-        dst, src, _ = self._loop(insn, "ALU")
+    def _plan_alu(self, insn: AluInsn, base) -> "_AluPlan":
+        dst, src, _ = self._loop(insn, base)
         self.sram.check_indices("acc", dst, "ALU dst")
         if not insn.use_imm:
             self.sram.check_indices("acc", src, "ALU src")
+        chunks = [(as_slice(dst[part]), None if insn.use_imm else as_slice(src[part]))
+                  for part in hazard_free_chunks(dst, None if insn.use_imm else src)]
+        return _AluPlan(len(dst), chunks)
+
+    # ---- execution -------------------------------------------------------------------
+    def _write(self, rows, values: np.ndarray) -> None:
+        """Write acc rows (values already wrapped) and their low out_bits to the out buffer."""
+        acc, out = self.sram.acc, self.sram.out
+        acc[rows] = values
+        out[rows] = narrow(values, self.cfg.out_bits, out.dtype)
+
+    def gemm(self, insn: GemmInsn) -> int:
+        """Run one GEMM instruction; return the number of micro-ops executed."""
+        plan = self._plan(insn, "GEMM", self._plan_gemm)
+        if plan.reset_rows is not None:
+            self.sram.acc[plan.reset_rows] = 0
+            self.sram.out[plan.reset_rows] = 0
+        elif plan.products is not None:
+            rows, sums = plan.products.products(*self._operands())
+            acc, bits = self.sram.acc, self.cfg.acc_bits
+            if acc.dtype.itemsize * 8 == bits:   # the dtype's wrap-around is the accumulator's
+                total = acc[rows] + sums.astype(acc.dtype, copy=False)
+            else:
+                total = wrap(acc[rows].astype(np.int64) + wrap(sums, bits), bits)
+            self._write(rows, total)
+        return plan.count
+
+    def alu(self, insn: AluInsn) -> int:
+        """Run one ALU instruction; return the number of micro-ops executed."""
+        plan = self._plan(insn, "ALU", self._plan_alu)
         acc = self.sram.acc
-        for part in hazard_free_chunks(dst, None if insn.use_imm else src):
-            rows = dst[part]
+        for rows, src in plan.chunks:
             a = acc[rows].astype(np.int64)
-            other = None if insn.use_imm else acc[src[part]].astype(np.int64)
+            other = None if src is None else acc[src].astype(np.int64)
             if insn.alu_op == AluOp.SAT:      # the immediate and (optionally) src
                 out = alu_apply(self.cfg, insn.alu_op, a, np.int64(insn.imm), other)
             else:
-                b = np.int64(insn.imm) if insn.use_imm else other
+                b = np.int64(insn.imm) if src is None else other
                 out = alu_apply(self.cfg, insn.alu_op, a, b)
-            self._write(rows, out)
-        return len(dst)
+            self._write(rows, narrow(out, self.cfg.acc_bits, acc.dtype))
+        return plan.count
 
 
-def _wrap_sums(sums: np.ndarray, bits: int) -> np.ndarray:
-    if sums.dtype == np.float64:
-        # exact integers below 2**53: reduce modulo 2**bits without leaving float exactness
-        sums = np.fmod(sums, float(1 << bits)).astype(np.int64)
-    return wrap(sums, bits)
+class _GemmPlan:
+    def __init__(self, count: int, reset_rows, products):
+        self.count, self.reset_rows, self.products = count, reset_rows, products
 
 
+class _AluPlan:
+    def __init__(self, count: int, chunks: list):
+        self.count, self.chunks = count, chunks
+
+
+def _nbytes(obj) -> int:
+    """Bytes of the numpy arrays a plan holds (in attributes, lists and nested plans)."""
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, (list, tuple)):
+        return sum(_nbytes(x) for x in obj)
+    if hasattr(obj, "__dict__") and not isinstance(obj, Config):
+        return sum(_nbytes(x) for x in vars(obj).values())
+    return 0

@@ -22,8 +22,7 @@ from ..errors import CompileError
 from ..graph.ir import Graph, Node
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
-from ..tune import EpilogueCost, TuningLog, best_conv2d_knobs, conv2d_candidates, \
-    conv2d_cycles
+from ..tune import EpilogueCost, TuningLog, best_conv2d_knobs, conv2d_ranked
 from ..vta import build
 from .kernel import AccelKernel
 from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
@@ -152,8 +151,8 @@ def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue, log=None) -> lis
     """Tilings that fit the SRAMs, fewest predicted cycles first (compiler/tune's cost
     model, 2 and 1 virtual threads together); a measured best in the tuning log first."""
     cost = epilogue_cost(ep)
-    found = sorted(((conv2d_cycles(cfg, sh, kn, cost), -vt, i), kn) for vt in (2, 1)
-                   for i, kn in enumerate(conv2d_candidates(cfg, sh, vt, cost)))
+    found = sorted(((cycles, -vt, i), kn) for vt in (2, 1)
+                   for i, (cycles, kn) in enumerate(conv2d_ranked(cfg, sh, vt, cost)))
     ranked = [kn for _, kn in found]
     tuned = best_conv2d_knobs(cfg, sh, 2, cost, log) if log is not None else None
     if tuned is not None and tuned in ranked:

@@ -183,14 +183,40 @@ def lower_bound(e: Expr, ranges: dict) -> int:
 
 # ---- evaluation ---------------------------------------------------------------------------
 
-_cache: dict = {}
+_cache: dict = {}      # structurally equal expressions share one compiled function
+_by_id: dict = {}      # id(e) -> (e, fn): skips hashing a deep tree for a node seen before
 
 
-def evaluate(e: Expr, env: dict) -> int:
-    """Value of an integer expression under ``env`` (Var -> int), compiled once per node."""
+def compiled(e: Expr):
+    """The compiled function ``env -> value`` of ``e`` (cached per node and per structure)."""
+    hit = _by_id.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
     fn = _cache.get(e)
     if fn is None:
         from .pysource import compile_expr
         fn = compile_expr(e)
         _cache[e] = fn
-    return fn(env)
+    _by_id[id(e)] = (e, fn)     # holding e keeps its id from being reused
+    return fn
+
+
+_vector_cache: dict = {}
+
+
+def compiled_vector(e: Expr):
+    """``compile_expr_vector(e)`` cached per node, or None where ``e`` does not vectorise."""
+    hit = _vector_cache.get(id(e))
+    if hit is None or hit[0] is not e:
+        from .pysource import compile_expr_vector
+        try:
+            hit = (e, compile_expr_vector(e))
+        except CompileError:
+            hit = (e, None)
+        _vector_cache[id(e)] = hit
+    return hit[1]
+
+
+def evaluate(e: Expr, env: dict) -> int:
+    """Value of an integer expression under ``env`` (Var -> int), compiled once per node."""
+    return compiled(e)(env)

@@ -98,3 +98,49 @@ def compile_expr(e: Expr):
     for i, k in enumerate(keys):
         g[f"_k{i}"] = k
     return eval(f"lambda env: {body}", g)
+
+
+def _vector_source(e: Expr, names: Namer) -> str:
+    """Source evaluating ``e`` elementwise when some Vars are numpy arrays (broadcasting).
+
+    Only nodes whose numpy spelling means exactly what the scalar source means: integer
+    arithmetic, comparisons, bool and/or/not as & | ~, min/max, select."""
+    src = lambda x: _vector_source(x, names)  # noqa: E731
+    if isinstance(e, Var):
+        return names.var(e)
+    if isinstance(e, Const) and not e.dtype.is_float:
+        return repr(e.value)
+    if isinstance(e, Binary) and not e.dtype.is_float:
+        if e.op in _OPS and e.op != "div":
+            return f"({src(e.a)} {_OPS[e.op]} {src(e.b)})"
+        if e.op in ("min", "max"):
+            return f"_np.{e.op}imum({src(e.a)}, {src(e.b)})"
+        if e.op in ("and", "or"):
+            return f"({src(e.a)} {'&' if e.op == 'and' else '|'} {src(e.b)})"
+    if isinstance(e, Cmp) and not e.a.dtype.is_float:
+        return f"({src(e.a)} {_CMPS[e.op]} {src(e.b)})"
+    if isinstance(e, Not) and e.a.dtype.is_bool:
+        return f"(~_np.asarray({src(e.a)}, bool))"
+    if isinstance(e, Select):
+        return f"_np.where({src(e.cond)}, {src(e.t)}, {src(e.f)})"
+    raise CompileError(f"expression must be integer/bool arithmetic to vectorise, "
+                       f"not {type(e).__name__}")
+
+
+def compile_expr_vector(e: Expr):
+    """A function env -> numpy value of an integer/bool expression whose Vars may be bound
+    to integer arrays (results broadcast); CompileError for nodes it cannot vectorise."""
+    import numpy as np
+
+    keys: list = []
+
+    def var_expr(v):
+        if v not in keys:
+            keys.append(v)
+        return f"env[_k{keys.index(v)}]"
+
+    body = _vector_source(e, Namer(var_expr))
+    g = {"_np": np}
+    for i, k in enumerate(keys):
+        g[f"_k{i}"] = k
+    return eval(f"lambda env: _np.asarray({body})", g)

@@ -9,8 +9,11 @@ from .expr import Expr, Var, Load
 from .stmt import Stmt, For, Store
 
 
+_NODE = (Expr, Stmt)
+
+
 def _is_node(value) -> bool:
-    return isinstance(value, (Expr, Stmt))
+    return isinstance(value, _NODE)
 
 
 @lru_cache(maxsize=None)
@@ -19,15 +22,16 @@ def _child_fields(cls) -> tuple[str, ...]:
                  if f.name not in ("dtype", "uid", "name", "op", "kind", "key", "template"))
 
 
-def children(node):
+def children(node) -> list:
+    """The direct child nodes of ``node`` (fields, and node items of tuple fields), in order."""
+    kids = []
     for name in _child_fields(type(node)):
         value = getattr(node, name)
-        if _is_node(value):
-            yield value
+        if isinstance(value, _NODE):
+            kids.append(value)
         elif isinstance(value, tuple):
-            for item in value:
-                if _is_node(item):
-                    yield item
+            kids.extend(item for item in value if isinstance(item, _NODE))
+    return kids
 
 
 def walk(node):
@@ -36,8 +40,7 @@ def walk(node):
     while stack:
         cur = stack.pop()
         yield cur
-        kids = list(children(cur))
-        stack.extend(reversed(kids))
+        stack.extend(reversed(children(cur)))
 
 
 def rebuild(node, fn: Callable):

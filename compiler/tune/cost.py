@@ -38,7 +38,20 @@ class EpilogueCost:
 
 
 def _beats(cfg: Config, buffer: str, entries: int) -> int:
-    return entries * max(1, -(-cfg.entry_bytes(buffer) // cfg.bus_bytes))
+    return entries * _beats_per_entry(cfg, buffer)
+
+
+_PER_ENTRY: dict = {}     # (id(cfg), buffer) -> (cfg, bus beats per entry)
+
+
+def _beats_per_entry(cfg: Config, buffer: str) -> int:
+    hit = _PER_ENTRY.get((id(cfg), buffer))
+    if hit is None or hit[0] is not cfg:       # holding cfg keeps its id from being reused
+        hit = (cfg, max(1, -(-cfg.entry_bytes(buffer) // cfg.bus_bytes)))
+        if len(_PER_ENTRY) > 256:
+            _PER_ENTRY.clear()
+        _PER_ENTRY[(id(cfg), buffer)] = hit
+    return hit[1]
 
 
 def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> bool:
@@ -84,6 +97,12 @@ def conv2d_candidates(cfg: Config, sh: Conv2dShape, vthreads: int,
                       ep: EpilogueCost = EpilogueCost(), axes=("co", "h")) -> list:
     """Every legal knob set with ``vthreads`` threads that fits the SRAMs, best predicted
     first (ties broken by the knobs themselves, so the order is deterministic)."""
+    return [kn for _, kn in conv2d_ranked(cfg, sh, vthreads, ep, axes)]
+
+
+def conv2d_ranked(cfg: Config, sh: Conv2dShape, vthreads: int,
+                  ep: EpilogueCost = EpilogueCost(), axes=("co", "h")) -> list:
+    """``conv2d_candidates`` as (predicted cycles, knobs) pairs, in the same order."""
     from ..topi.common import divisors
     oh, ow = sh.out_hw
     cob, cb = sh.filters // cfg.block_out, sh.channels // cfg.block_in
@@ -100,7 +119,7 @@ def conv2d_candidates(cfg: Config, sh: Conv2dShape, vthreads: int,
                         if fits(cfg, sh, kn, ep):
                             found.append((conv2d_cycles(cfg, sh, kn, ep), _key(kn), kn))
     found.sort(key=lambda item: (item[0], item[1]))
-    return [kn for _, _, kn in found]
+    return [(cycles, kn) for cycles, _, kn in found]
 
 
 def _key(kn: Conv2dKnobs) -> tuple:

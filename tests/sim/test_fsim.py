@@ -245,3 +245,39 @@ def test_gemm_structured_loops_match_reference(n_uops, dst_bases, iters, roles, 
     expected = matmul_reference_run(sim, insn, uops)
     sim.compute.gemm(insn)
     np.testing.assert_array_equal(sim.sram.acc, expected)
+
+
+@pytest.mark.parametrize("k_extent", [16, 24])
+def test_gemm_long_reductions_stay_exact(k_extent):
+    # Products of about 127 x 114 summed over k_extent x 8 uops x block_in 8 pass 2**24 at
+    # 24, where float32 would round: the plan must switch to float64 there and stay exact.
+    uops = [(0, u, u) for u in range(8)]
+    rng = np.random.default_rng(0)
+    sim = setup_sim(rng, uops)
+    sim.sram.inp[...] = 127
+    sim.sram.wgt[...] = rng.integers(100, 128, sim.sram.wgt.shape)
+    sim.sram.acc[...] = 0
+    insn = GemmInsn(uop_bgn=0, uop_end=8, iter_out=k_extent, src_factor_out=8, iter_in=1)
+    expected = matmul_reference_run(sim, insn, uops)
+    assert expected.max() > 1 << 24 if k_extent == 24 else expected.max() < 1 << 24
+    sim.compute.gemm(insn)
+    np.testing.assert_array_equal(sim.sram.acc, expected)
+    sim.compute.gemm(insn)      # the cached plan, again
+    np.testing.assert_array_equal(sim.sram.acc, 2 * expected)
+
+
+def test_gemm_plan_sees_new_uops_and_loaded_data():
+    # Same instruction, different micro-op words or inp rows: never a stale plan or copy.
+    uops = [(0, 0, 0), (1, 1, 0)]
+    sim = setup_sim(np.random.default_rng(1), uops)
+    insn = GemmInsn(uop_bgn=0, uop_end=2)
+    expected, _ = reference_run(sim, insn, uops)
+    sim.compute.gemm(insn)
+    np.testing.assert_array_equal(sim.sram.acc, expected)
+    uops = [(0, 2, 1), (1, 3, 1)]
+    sim.sram.uop[:2] = Isa(CFG).encode_uops(*zip(*uops))
+    sim.sram.inp[2:4] = 5
+    sim.compute.loaded("inp", 2, 2)
+    expected, _ = reference_run(sim, insn, uops)
+    sim.compute.gemm(insn)
+    np.testing.assert_array_equal(sim.sram.acc, expected)

@@ -5,6 +5,8 @@ from typing import Mapping
 
 import numpy as np
 
+from vtalab.sim.blas import single_threaded_blas
+
 from ..errors import QuantizeError
 from ..interp import run
 from ..ir import Graph
@@ -102,7 +104,8 @@ def calibrate(graph: Graph, samples, keep: int = 4096, seed: int = 0) -> dict[st
     stats: dict[str, ValueStats] = {}
     rng = np.random.default_rng(seed)
     for feed in calibration_feeds(graph, samples):
-        env = run(graph, feed, keep_all=True)
+        with single_threaded_blas():
+            env = run(graph, feed, keep_all=True)
         for value, array in env.items():
             if value in graph.constants or array.dtype != np.float32 or not array.size:
                 continue

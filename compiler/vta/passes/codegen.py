@@ -12,7 +12,7 @@ from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn, Mem, MemInsn, Opcode
 
 from ...errors import LoweringError
-from ...ir.arith import evaluate
+from ...ir.arith import compiled, compiled_vector, evaluate
 from ...ir.stmt import Allocate, Attr, For, Seq
 from ..nodes import Dma, UopKernel
 from ..stream import Record, Stream
@@ -38,6 +38,7 @@ class _Emitter:
         self.resident: dict = {}
         self.uop_top = 0
         self.pad_cache: dict = {}
+        self.pad_vars: dict = {}      # id(Dma) -> the loop Vars its pad condition reads
 
     def emit(self, node, env) -> None:
         if isinstance(node, For):
@@ -83,21 +84,15 @@ class _Emitter:
         self.records.append(rec)
 
     def _pads(self, d: Dma, env):
-        from ...ir.visit import free_vars
-        outer = tuple(sorted(((v.uid, env[v]) for v in free_vars(d.pad_cond)
-                              if v not in (d.y_var, d.x_var)), key=lambda t: t[0]))
-        key = (id(d), outer)
+        outer_vars = self.pad_vars.get(id(d))
+        if outer_vars is None:
+            from ...ir.visit import free_vars
+            outer_vars = sorted((v for v in free_vars(d.pad_cond) if v not in (d.y_var, d.x_var)),
+                                key=lambda v: v.uid)
+            self.pad_vars[id(d)] = outer_vars
+        key = (id(d), tuple((v.uid, env[v]) for v in outer_vars))
         if key not in self.pad_cache:
-            local = dict(env)
-            mask = np.zeros((d.y_size, d.x_size), dtype=bool)
-            for y in range(d.y_size):
-                for x in range(d.x_size):
-                    if d.y_var is not None:
-                        local[d.y_var] = y
-                    if d.x_var is not None:
-                        local[d.x_var] = x
-                    mask[y, x] = bool(evaluate(d.pad_cond, local))
-            self.pad_cache[key] = _rectangle(mask, d)
+            self.pad_cache[key] = _rectangle(_pad_mask(d, env), d)
         return self.pad_cache[key]
 
     # ---- micro-op kernels ---------------------------------------------------------------
@@ -149,6 +144,36 @@ class _Emitter:
                        dram_base=self.uop_dram[key], y_size=1, x_size=n, x_stride=n)
         self.records.append(Record(insn, "compute", "__uop__", writes=(("uop", bgn, bgn + n - 1),)))
         return bgn
+
+
+def _pad_mask(d: Dma, env) -> np.ndarray:
+    """Where the DMA's pad condition holds, over its (y, x) tile: one vectorised
+    evaluation with index arrays for y and x, or one evaluation per point where the
+    condition has nodes that do not vectorise (or raises)."""
+    shape, local = (d.y_size, d.x_size), dict(env)
+    cond = compiled_vector(d.pad_cond)
+    if cond is not None:
+        if d.y_var is not None:
+            local[d.y_var] = np.arange(d.y_size)[:, None]
+        if d.x_var is not None:
+            local[d.x_var] = np.arange(d.x_size)[None, :]
+        try:
+            with np.errstate(all="raise"):
+                value = cond(local)
+            if value.dtype == bool:
+                return np.broadcast_to(value, shape)
+        except (ArithmeticError, ValueError):
+            pass
+    cond = compiled(d.pad_cond)
+    mask = np.zeros(shape, dtype=bool)
+    for y in range(d.y_size):
+        if d.y_var is not None:
+            local[d.y_var] = y
+        for x in range(d.x_size):
+            if d.x_var is not None:
+                local[d.x_var] = x
+            mask[y, x] = bool(cond(local))
+    return mask
 
 
 def _rectangle(mask: np.ndarray, d: Dma):
