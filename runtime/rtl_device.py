@@ -13,6 +13,8 @@ progress lines.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from vtalab.sim.rtl.counters import merged
@@ -24,6 +26,7 @@ from vtalab.spec.isa import INSN_BYTES, module_of
 from .device import DeviceBase
 
 DEFAULT_DRAM_BYTES = 64 << 20
+DECODED_PROGRAMS = 256
 
 
 class RtlDevice(DeviceBase):
@@ -46,6 +49,7 @@ class RtlDevice(DeviceBase):
         self.cycle_limit = cycle_limit
         self.timeline = timeline
         self.last_timeline = None
+        self._decoded = OrderedDict()       # instruction bytes -> decoded program (LRU)
 
     def set_timing(self, read_latency: int = 1, write_latency: int = 1, pressure: float = 0.0,
                    seed: int = 1) -> None:
@@ -72,11 +76,20 @@ class RtlDevice(DeviceBase):
         return counters
 
     def _decode(self, insn_addr: int, insn_count: int):
+        """The program's instructions (for counters and error messages), decoded once per
+        distinct instruction stream: a model runs the same layer programs every inference."""
         raw = self.model.dram[insn_addr:insn_addr + insn_count * INSN_BYTES].tobytes()
+        if raw in self._decoded:
+            self._decoded.move_to_end(raw)
+            return self._decoded[raw]
         try:
-            return Isa(self.cfg).decode_program(raw)
+            insns = Isa(self.cfg).decode_program(raw)
         except IsaError:
-            return None          # the hardware runs it anyway; counters stay hardware-only
+            insns = None         # the hardware runs it anyway; counters stay hardware-only
+        self._decoded[raw] = insns
+        if len(self._decoded) > DECODED_PROGRAMS:
+            self._decoded.popitem(last=False)
+        return insns
 
     def _release(self) -> None:
         self.model.close_trace()

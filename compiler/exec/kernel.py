@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config, Isa
-from vtalab.spec.isa import UOP_BYTES, Mem, MemInsn
+from vtalab.spec.isa import INSN_BYTES, UOP_BYTES, Mem, MemInsn
 
 from ..errors import CompileError
 from ..vta.program import UOP_SYMBOL, Program
@@ -76,7 +76,25 @@ class AccelKernel:
         return insns
 
     def encoded(self, cfg: Config, bases: dict[str, int]) -> bytes:
-        return Isa(cfg).encode_program(self.instructions(cfg, bases))
+        """The instruction stream with relocations resolved, patched in place: only the
+        dram_base fields of the relocated instructions change (no decode/encode of the
+        whole stream; the same checks as `instructions`)."""
+        isa = Isa(cfg)
+        field, kind = isa.mem["dram_base"], isa.mem["memory_type"]
+        code = bytearray(self.code)
+        for index, buffer in self.relocs:
+            at = index * INSN_BYTES
+            word = int.from_bytes(code[at:at + INSN_BYTES], "little")
+            mem = Mem(kind.extract(word))
+            size = UOP_BYTES if mem == Mem.UOP else cfg.entry_bytes(mem.buffer)
+            base = bases[buffer]
+            if base % size:
+                raise CompileError(f"address of {buffer} must be a multiple of {size} bytes, "
+                                   f"not {base}")
+            value = field.check(field.extract(word) + base // size, isa.mem.name)
+            word = word & ~(field.mask << field.lsb) | field.insert(value)
+            code[at:at + INSN_BYTES] = word.to_bytes(INSN_BYTES, "little")
+        return bytes(code)
 
     def disasm(self, cfg: Config) -> list[str]:
         isa = Isa(cfg)

@@ -67,3 +67,15 @@ def test_device_config_must_match(resnet_module):
     with open_device("fsim", "block8") as dev:
         with pytest.raises(DeviceError, match="device config must be the module's default"):
             resnet_module.run(samples((1, 3, SIZE, SIZE), 1)[0], device=dev)
+
+
+def test_patched_relocations_match_a_full_re_encode(resnet_module):
+    """AccelKernel.encoded patches dram_base in place; it must equal decode+relocate+encode."""
+    from vtalab.spec import Isa
+    cfg = resnet_module.cfg
+    kernels = [s.kernel for s in resnet_module.steps if s.target == "accel"]
+    assert kernels and any(k.relocs for k in kernels)
+    for kernel in kernels:
+        bases = {name: 4096 * (k + 3) for k, name in enumerate(sorted({b for _, b in kernel.relocs}))}
+        expected = Isa(cfg).encode_program(kernel.instructions(cfg, bases))
+        assert kernel.encoded(cfg, bases) == expected
