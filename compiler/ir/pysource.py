@@ -84,8 +84,8 @@ def base_globals() -> dict:
     return g
 
 
-def compile_expr(e: Expr):
-    """A function env -> value for an expression whose Loads are not allowed."""
+def _env_lambda(e: Expr, source, g: dict, wrap: str = "{}"):
+    """``lambda env: wrap(source(e))`` with each Var read as ``env[var]``."""
     keys: list = []
 
     def var_expr(v):
@@ -93,11 +93,15 @@ def compile_expr(e: Expr):
             keys.append(v)
         return f"env[_k{keys.index(v)}]"
 
-    body = expr_source(e, Namer(var_expr))
-    g = base_globals()
+    body = source(e, Namer(var_expr))
     for i, k in enumerate(keys):
         g[f"_k{i}"] = k
-    return eval(f"lambda env: {body}", g)
+    return eval(f"lambda env: {wrap.format(body)}", g)
+
+
+def compile_expr(e: Expr):
+    """A function env -> value for an expression whose Loads are not allowed."""
+    return _env_lambda(e, expr_source, base_globals())
 
 
 def _vector_source(e: Expr, names: Namer) -> str:
@@ -132,15 +136,4 @@ def compile_expr_vector(e: Expr):
     to integer arrays (results broadcast); CompileError for nodes it cannot vectorise."""
     import numpy as np
 
-    keys: list = []
-
-    def var_expr(v):
-        if v not in keys:
-            keys.append(v)
-        return f"env[_k{keys.index(v)}]"
-
-    body = _vector_source(e, Namer(var_expr))
-    g = {"_np": np}
-    for i, k in enumerate(keys):
-        g[f"_k{i}"] = k
-    return eval(f"lambda env: _np.asarray({body})", g)
+    return _env_lambda(e, _vector_source, {"_np": np}, "_np.asarray({})")
