@@ -31,7 +31,7 @@ def _rtl_device(cfg, module):
 def _layer_rows(profile, cfg) -> list[dict]:
     rows = []
     for r in profile.accel:
-        ideal = r.counters.get("macs", 0) / cfg.macs_per_cycle
+        ideal = r.macs / cfg.macs_per_cycle
         rows.append({"layer": r.name, "what": r.info.get("what"), "knobs": r.info.get("knobs"),
                      "cycles": r.cycles, "ideal_cycles": int(ideal),
                      "utilization": r.utilization(cfg), "wall_s": r.seconds})

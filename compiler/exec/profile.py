@@ -29,10 +29,12 @@ class StepRecord:
         return sum(self.counters.get(k, 0) for k in DRAM_KEYS)
 
     def utilization(self, cfg: Config) -> float | None:
-        """Ideal GEMM cycles (MACs the core ran / MACs per cycle) over measured cycles."""
+        """Ideal GEMM cycles (the layer's MACs / MACs per cycle) over measured cycles. The
+        layer's MACs, not the array's: work the array does besides (a residual accumulated
+        by an identity GEMM) is overhead, not utilisation."""
         if not self.cycles:
             return None
-        return self.counters.get("macs", 0) / cfg.macs_per_cycle / self.cycles
+        return self.macs / cfg.macs_per_cycle / self.cycles
 
 
 @dataclass
@@ -54,7 +56,8 @@ class Profile:
         cycles = [r.cycles for r in accel if r.cycles]
         out = {"backend": self.backend, "steps": len(self.records), "accel_steps": len(accel),
                "macs": sum(r.macs for r in self.records),
-               "accel_macs": sum(r.counters.get("macs", 0) for r in accel),
+               "accel_macs": sum(r.macs for r in accel),
+               "array_macs": sum(r.counters.get("macs", 0) for r in accel),
                "accel_seconds": sum(r.seconds for r in accel),
                "cpu_seconds": sum(r.seconds for r in self.records if r.placement != "accel"),
                "dram_bytes": sum(r.dram_bytes for r in self.records),
