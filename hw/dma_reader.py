@@ -86,7 +86,7 @@ class DmaReader(wiring.Component):
             rows = insn.y_size if self.two_d else 1
             m.d.sync += [row_addr.eq(insn.dram_base << log_e),
                          rows_left.eq(Mux(insn.x_size == 0, 0, rows)),
-                         req.valid.eq(insn.x_size != 0),
+                         req.valid.eq((insn.x_size != 0) & (rows != 0)),
                          req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
                                                         insn.x_size))]
         with m.Elif(req.valid & req.ready):
