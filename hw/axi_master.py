@@ -16,7 +16,7 @@ before its handshake.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Elaboratable, Module, Mux, Signal
+from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
 from amaranth.lib import fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -30,37 +30,88 @@ WRITE_BURSTS = 8         # write bursts whose data is not yet sent
 
 
 class BurstSplitter(Elaboratable):
-    """Holds one request (addr, beats) and offers it as a sequence of legal bursts."""
+    """Holds one request (addr, beats) and offers it as a sequence of legal bursts.
+
+    Retimed for Fmax: a request waits in a staging register (``ready`` = the stage is
+    free), so the client's request mux never reaches the burst arithmetic; each burst's
+    length is computed into a register the cycle before it is offered (``valid``), so the
+    4 KiB / 256-beat / remaining minimum never feeds the AXI address channel or the
+    address adder in the same cycle.
+    """
 
     def __init__(self, bus_bytes: int):
         self.bus_bytes = bus_bytes
-        self.load = Signal()                       # take start_addr/start_beats
+        self.load = Signal()                       # take start_addr/start_beats (needs ready)
+        self.ready = Signal()                      # the staging register is free
         self.start_addr = Signal(ADDR_BITS)
         self.start_beats = Signal(BEATS_BITS)
-        self.busy = Signal()                       # a burst is on offer
+        self.busy = Signal()                       # a request is staged or being split
+        self.valid = Signal()                      # a burst is on offer
         self.addr = Signal(ADDR_BITS)
         self.burst_len = Signal(8)                 # AXI xLEN = beats - 1
         self.advance = Signal()                    # the burst on offer was accepted
+        self.promote = Signal()                    # the staged request starts being split
 
     def elaborate(self, platform):
         m = Module()
         shift = self.bus_bytes.bit_length() - 1
         boundary_bits = AXI_BOUNDARY.bit_length() - 1
+        staged, stage_addr, stage_beats = Signal(), Signal(ADDR_BITS), Signal(BEATS_BITS)
+        active = Signal()                          # addr/remaining hold a request
         remaining = Signal(BEATS_BITS)
-        to_boundary = Signal(boundary_bits + 1)
-        beats = Signal(range(AXI_MAX_BEATS + 1))
-        m.d.comb += to_boundary.eq((AXI_BOUNDARY - self.addr[:boundary_bits]) >> shift)
-        limit = Mux(to_boundary < AXI_MAX_BEATS, to_boundary, AXI_MAX_BEATS)
+        beats = Signal(range(AXI_MAX_BEATS + 1))   # of the burst on offer
+        promote = self.promote                     # stage -> splitter this cycle
         m.d.comb += [
-            beats.eq(Mux(remaining < limit, remaining, limit)),
-            self.burst_len.eq(beats - 1),
-            self.busy.eq(remaining != 0),
+            promote.eq(staged & ~active),
+            self.ready.eq(~staged | promote),
+            self.busy.eq(staged | active),
         ]
         with m.If(self.load):
-            m.d.sync += [self.addr.eq(self.start_addr), remaining.eq(self.start_beats)]
+            m.d.sync += [staged.eq(1), stage_addr.eq(self.start_addr),
+                         stage_beats.eq(self.start_beats)]
+        with m.Elif(promote):
+            m.d.sync += staged.eq(0)
+        # The next burst's length, from the request being promoted or the one being split.
+        src_addr = Mux(promote, stage_addr, self.addr)
+        src_left = Mux(promote, stage_beats, remaining)
+        to_boundary = Signal(boundary_bits + 1)
+        m.d.comb += to_boundary.eq((AXI_BOUNDARY - src_addr[:boundary_bits]) >> shift)
+        limit = Mux(to_boundary < AXI_MAX_BEATS, to_boundary, AXI_MAX_BEATS)
+        m.d.comb += self.burst_len.eq(beats - 1)
+        with m.If(promote):
+            m.d.sync += [self.addr.eq(stage_addr), remaining.eq(stage_beats),
+                         active.eq(stage_beats != 0), self.valid.eq(stage_beats != 0),
+                         beats.eq(Mux(src_left < limit, src_left, limit))]
         with m.Elif(self.advance):
             m.d.sync += [self.addr.eq(self.addr + (beats << shift)),
-                         remaining.eq(remaining - beats)]
+                         remaining.eq(remaining - beats), self.valid.eq(0),
+                         active.eq(remaining != beats)]
+        with m.Elif(active & ~self.valid):
+            m.d.sync += [self.valid.eq(1), beats.eq(Mux(src_left < limit, src_left, limit))]
+        return m
+
+
+class RegisterSlice(Elaboratable):
+    """A full-throughput register stage for a valid/ready channel: ``i_ready`` and the
+    outputs come from registers, so neither side's logic reaches the other's (a second,
+    skid register holds the beat accepted while the output stalls)."""
+
+    def __init__(self, width: int):
+        self.i_valid, self.i_ready, self.i_data = Signal(), Signal(), Signal(width)
+        self.o_valid, self.o_ready, self.o_data = Signal(), Signal(), Signal(width)
+
+    def elaborate(self, platform):
+        m = Module()
+        skid_valid, skid_data = Signal(), Signal.like(self.i_data)
+        accept = self.i_valid & ~skid_valid
+        m.d.comb += self.i_ready.eq(~skid_valid)
+        with m.If(self.o_ready | ~self.o_valid):
+            with m.If(skid_valid):
+                m.d.sync += [self.o_data.eq(skid_data), self.o_valid.eq(1), skid_valid.eq(0)]
+            with m.Else():
+                m.d.sync += [self.o_data.eq(self.i_data), self.o_valid.eq(accept)]
+        with m.Elif(accept):
+            m.d.sync += [skid_data.eq(self.i_data), skid_valid.eq(1)]
         return m
 
 
@@ -116,14 +167,17 @@ class AxiMaster(wiring.Component):
         m.submodules.tags = tags = fifo.SyncFIFO(width=max(1, (self.n_read - 1).bit_length()),
                                                  depth=TAGS)
         owner = Signal(range(max(self.n_read, 2)))
+        staged_owner = Signal.like(owner)
         last = Signal(range(max(self.n_read, 2)))
         grant, any_req = round_robin(m, [c.req.valid for c in clients], last)
         take = Signal()
-        m.d.comb += take.eq(~split.busy & any_req)
+        m.d.comb += take.eq(split.ready & any_req)
         for i, client in enumerate(clients):
-            m.d.comb += client.req.ready.eq(~split.busy & (grant == i))
+            m.d.comb += client.req.ready.eq(split.ready & (grant == i))
         with m.If(take):
-            m.d.sync += [owner.eq(grant), last.eq(grant)]
+            m.d.sync += [staged_owner.eq(grant), last.eq(grant)]
+        with m.If(split.promote):                 # the staged request moves on
+            m.d.sync += owner.eq(staged_owner)
         m.d.comb += [
             split.load.eq(take),
             split.start_addr.eq(_pick(clients, grant, lambda c: c.req.payload.addr)),
@@ -132,20 +186,23 @@ class AxiMaster(wiring.Component):
             axi.arlen.eq(split.burst_len),
             axi.arsize.eq(cfg.bus_bytes.bit_length() - 1),
             axi.arburst.eq(AXI_BURST_INCR),
-            axi.arvalid.eq(split.busy & tags.w_rdy),
+            axi.arvalid.eq(split.valid & tags.w_rdy),
             split.advance.eq(axi.arvalid & axi.arready),
             tags.w_en.eq(split.advance),
             tags.w_data.eq(owner),
         ]
-        head = tags.r_data
+        m.submodules.r_slice = rs = RegisterSlice(cfg.bus_bits + 1)
+        m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
+                     axi.rready.eq(rs.i_ready)]
+        head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
         for i, client in enumerate(clients):
             m.d.comb += [
-                client.resp.payload.eq(axi.rdata),
-                client.resp.valid.eq(axi.rvalid & tags.r_rdy & (head == i)),
+                client.resp.payload.eq(rdata),
+                client.resp.valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
             ]
         m.d.comb += [
-            axi.rready.eq(tags.r_rdy & _pick(clients, head, lambda c: c.resp.ready)),
-            tags.r_en.eq(axi.rvalid & axi.rready & axi.rlast),
+            rs.o_ready.eq(tags.r_rdy & _pick(clients, head, lambda c: c.resp.ready)),
+            tags.r_en.eq(rs.o_valid & rs.o_ready & rlast),
         ]
 
     # ---- writes --------------------------------------------------------------------------
@@ -156,15 +213,15 @@ class AxiMaster(wiring.Component):
         outstanding = Signal(range(WRITE_BURSTS * 4 + 1))
         beat = Signal(8)
         m.d.comb += [
-            client.req.ready.eq(~split.busy),
-            split.load.eq(client.req.valid & ~split.busy),
+            client.req.ready.eq(split.ready),
+            split.load.eq(client.req.valid & split.ready),
             split.start_addr.eq(client.req.payload.addr),
             split.start_beats.eq(client.req.payload.beats),
             axi.awaddr.eq(split.addr),
             axi.awlen.eq(split.burst_len),
             axi.awsize.eq(cfg.bus_bytes.bit_length() - 1),
             axi.awburst.eq(AXI_BURST_INCR),
-            axi.awvalid.eq(split.busy & wlens.w_rdy & (outstanding < WRITE_BURSTS * 4 - 1)),
+            axi.awvalid.eq(split.valid & wlens.w_rdy & (outstanding < WRITE_BURSTS * 4 - 1)),
             split.advance.eq(axi.awvalid & axi.awready),
             wlens.w_en.eq(split.advance),
             wlens.w_data.eq(split.burst_len),

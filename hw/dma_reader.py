@@ -49,70 +49,97 @@ class DmaReader(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         insn = data.View(isa_layouts(self.cfg).mem, self.insn)
-        fields = {}
+        fields, values = {}, {}
         for name in ("sram_base", "dram_base", "y_size", "x_size", "x_stride") + PADS:
             fields[name] = Signal(insn[name].shape(), name=name)
+            value = insn[name]
+            if name in PADS and not self.pad:
+                value = 0
+            if name == "y_size" and not self.two_d:
+                value = 1
+            values[name] = value
         with m.If(self.start):
-            for name, reg in fields.items():
-                value = insn[name]
-                if name in PADS and not self.pad:
-                    value = 0
-                if name == "y_size" and not self.two_d:
-                    value = 1
-                m.d.sync += reg.eq(value)
+            m.d.sync += [reg.eq(values[name]) for name, reg in fields.items()]
         issuing = self._issuer(m, fields)
-        writing = self._writer(m, fields)
+        writing = self._writer(m, fields, values)
         m.d.comb += self.busy.eq(issuing | writing)
         return m
 
     # ---- requests --------------------------------------------------------------------------
     def _issuer(self, m: Module, f: dict) -> Signal:
+        """One request per data row; valid, address and beat count all come from registers
+        (the next row's beat count is computed while the current row is on offer)."""
         cfg, ebytes = self.cfg, self.entry_bytes
         log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)
         row_addr = Signal(ADDR_BITS)
         rows_left = Signal.like(f["y_size"])
         req = self.dma.req
+        insn = data.View(isa_layouts(cfg).mem, self.insn)
+
+        def beats_for(low_bytes, x_size):
+            if ebytes >= cfg.bus_bytes:
+                return x_size << (log_e - log_b)
+            return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
+
+        stride_bytes = f["x_stride"] << log_e
         with m.If(self.start):
-            insn = data.View(isa_layouts(cfg).mem, self.insn)
             rows = insn.y_size if self.two_d else 1
             m.d.sync += [row_addr.eq(insn.dram_base << log_e),
-                         rows_left.eq(Mux(insn.x_size == 0, 0, rows))]
-        if ebytes >= cfg.bus_bytes:
-            beats = f["x_size"] << (log_e - log_b)
-        else:
-            beats = (row_addr[:log_b] + (f["x_size"] << log_e) + cfg.bus_bytes - 1) >> log_b
-        m.d.comb += [
-            req.valid.eq(rows_left != 0),
-            req.payload.addr.eq(row_addr >> log_b << log_b),
-            req.payload.beats.eq(beats),
-        ]
-        with m.If(req.valid & req.ready):
-            m.d.sync += [row_addr.eq(row_addr + (f["x_stride"] << log_e)),
-                         rows_left.eq(rows_left - 1)]
+                         rows_left.eq(Mux(insn.x_size == 0, 0, rows)),
+                         req.valid.eq((insn.x_size != 0) & (rows != 0)),
+                         req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
+                                                        insn.x_size))]
+        with m.Elif(req.valid & req.ready):
+            next_low = (row_addr[:log_b] + stride_bytes[:log_b])[:log_b]
+            m.d.sync += [row_addr.eq(row_addr + stride_bytes),
+                         rows_left.eq(rows_left - 1),
+                         req.valid.eq(rows_left != 1),
+                         req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
+        m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
         return req.valid
 
     # ---- SRAM writes -----------------------------------------------------------------------
-    def _writer(self, m: Module, f: dict) -> Signal:
+    def _writer(self, m: Module, f: dict, start_values: dict) -> Signal:
+        """Walks the destination entries. Whether an entry is padding comes from four
+        registered flags (x >= x_lo, x < x_hi, y >= y_lo, y < y_hi) updated by equality
+        tests against bounds registered when the LOAD starts, so no adder or magnitude
+        comparator sits between the counters and the SRAM write / R-channel ready."""
         cfg = self.cfg
         writing = Signal()
-        rows_total = Signal(len(f["y_size"]) + 1)
-        cols_total = Signal(len(f["x_size"]) + 1)
-        row, col = Signal.like(rows_total), Signal.like(cols_total)
+        xw, yw = len(f["x_size"]) + 1, len(f["y_size"]) + 1
+        row, col = Signal(yw), Signal(xw)
         sram_addr = Signal(cfg.addr_bits(self.buffer))
-        with m.If(self.start):
-            m.d.sync += [writing.eq(1), row.eq(0), col.eq(0)]
-        m.d.comb += [rows_total.eq(f["y_pad_0"] + f["y_size"] + f["y_pad_1"]),
-                     cols_total.eq(f["x_pad_0"] + f["x_size"] + f["x_pad_1"])]
-        x_lo, x_hi = f["x_pad_0"], f["x_pad_0"] + f["x_size"]
-        y_lo, y_hi = f["y_pad_0"], f["y_pad_0"] + f["y_size"]
-        is_pad = (row < y_lo) | (row >= y_hi) | (col < x_lo) | (col >= x_hi)
+        bounds = {}                                # registered with the fields at start
+        v = start_values
+        for axis, width in (("x", xw), ("y", yw)):
+            lo, size, hi_pad = v[f"{axis}_pad_0"], v[f"{axis}_size"], v[f"{axis}_pad_1"]
+            hi = Signal(width, name=f"{axis}_hi_sum")
+            m.d.comb += hi.eq(lo + size)
+            bounds[axis] = dict(
+                last=(Signal(width, name=f"{axis}_last"), lo + size + hi_pad - 1),
+                lo_m1=(Signal(width, name=f"{axis}_lo_m1"), lo - 1),
+                hi_m1=(Signal(width, name=f"{axis}_hi_m1"), hi - 1),
+                lo=(Signal(width, name=f"{axis}_lo"), lo),
+                empty=(Signal(name=f"{axis}_empty"), (lo + size + hi_pad) == 0),
+                ge0=(Signal(name=f"{axis}_ge0"), lo == 0),
+                lt0=(Signal(name=f"{axis}_lt0"), hi != 0),
+            )
+        b = {axis: {k: reg for k, (reg, _) in d.items()} for axis, d in bounds.items()}
         first_cell = Signal()
         m.d.sync += first_cell.eq(self.start)
+        ge_x, lt_x, ge_y, lt_y = (Signal(name=n) for n in ("ge_x", "lt_x", "ge_y", "lt_y"))
+        with m.If(self.start):
+            m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
+            m.d.sync += [writing.eq(1), row.eq(0), col.eq(0),
+                         ge_x.eq(bounds["x"]["ge0"][1]), lt_x.eq(bounds["x"]["lt0"][1]),
+                         ge_y.eq(bounds["y"]["ge0"][1]), lt_y.eq(bounds["y"]["lt0"][1])]
         with m.If(first_cell):
             m.d.sync += sram_addr.eq(f["sram_base"])
-            with m.If((rows_total == 0) | (cols_total == 0)):
+            with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
-        entry, entry_valid, take = self._unpacker(m, f, col, x_lo, x_hi)
+        is_pad = ~(ge_x & lt_x & ge_y & lt_y)
+        col_last = col == b["x"]["last"]
+        entry, entry_valid, take = self._unpacker(m, f, col, b["x"]["lo"], b["x"]["hi_m1"])
         advance = Signal()
         m.d.comb += [
             advance.eq(writing & ~first_cell & (is_pad | entry_valid)),
@@ -123,15 +150,20 @@ class DmaReader(wiring.Component):
         ]
         with m.If(advance):
             m.d.sync += sram_addr.eq(sram_addr + 1)
-            with m.If(col == cols_total - 1):
-                m.d.sync += [col.eq(0), row.eq(row + 1)]
-                with m.If(row == rows_total - 1):
+            with m.If(col_last):
+                m.d.sync += [col.eq(0), row.eq(row + 1),
+                             ge_x.eq(b["x"]["ge0"]), lt_x.eq(b["x"]["lt0"]),
+                             ge_y.eq(ge_y | (row == b["y"]["lo_m1"])),
+                             lt_y.eq(lt_y & (row != b["y"]["hi_m1"]))]
+                with m.If(row == b["y"]["last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
-                m.d.sync += col.eq(col + 1)
+                m.d.sync += [col.eq(col + 1),
+                             ge_x.eq(ge_x | (col == b["x"]["lo_m1"])),
+                             lt_x.eq(lt_x & (col != b["x"]["hi_m1"]))]
         return writing
 
-    def _unpacker(self, m: Module, f: dict, col, x_lo, x_hi):
+    def _unpacker(self, m: Module, f: dict, col, x_lo, x_hi_m1):
         """(entry, entry_valid, take): entries of the data rows, in order."""
         cfg, ebytes = self.cfg, self.entry_bytes
         resp = self.dma.resp
@@ -163,7 +195,7 @@ class DmaReader(wiring.Component):
             insn = data.View(isa_layouts(cfg).mem, self.insn)
             m.d.sync += row_addr.eq(insn.dram_base << log_e)
         row_first = col == x_lo
-        row_last = col == x_hi - 1
+        row_last = col == x_hi_m1
         m.d.comb += [
             slot.eq(Mux(row_first, row_addr[log_e:log_b], slot_reg)),
             entry_valid.eq(resp.valid),

@@ -57,23 +57,32 @@ class DmaWriter(wiring.Component):
         return m
 
     def _issuer(self, m, insn, f) -> Signal:
+        """One request per row; valid, address and beats come from registers (the next
+        row's beat count is computed while the current request is on offer)."""
         cfg, log_e, log_b = self.cfg, log2(self.entry_bytes), log2(self.cfg.bus_bytes)
         row_addr = Signal(ADDR_BITS)
         rows_left = Signal.like(f["y_size"])
         req = self.dma.req
+
+        def beats_for(low_bytes, x_size):
+            if self.entry_bytes >= cfg.bus_bytes:
+                return x_size << (log_e - log_b)
+            return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
+
+        stride_bytes = f["x_stride"] << log_e
         with m.If(self.start):
             m.d.sync += [row_addr.eq(insn.dram_base << log_e),
-                         rows_left.eq(Mux(insn.x_size == 0, 0, insn.y_size))]
-        if self.entry_bytes >= cfg.bus_bytes:
-            beats = f["x_size"] << (log_e - log_b)
-        else:
-            beats = (row_addr[:log_b] + (f["x_size"] << log_e) + cfg.bus_bytes - 1) >> log_b
-        m.d.comb += [req.valid.eq(rows_left != 0),
-                     req.payload.addr.eq(row_addr >> log_b << log_b),
-                     req.payload.beats.eq(beats)]
-        with m.If(req.valid & req.ready):
-            m.d.sync += [row_addr.eq(row_addr + (f["x_stride"] << log_e)),
-                         rows_left.eq(rows_left - 1)]
+                         rows_left.eq(Mux(insn.x_size == 0, 0, insn.y_size)),
+                         req.valid.eq((insn.x_size != 0) & (insn.y_size != 0)),
+                         req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
+                                                        insn.x_size))]
+        with m.Elif(req.valid & req.ready):
+            next_low = (row_addr[:log_b] + stride_bytes[:log_b])[:log_b]
+            m.d.sync += [row_addr.eq(row_addr + stride_bytes),
+                         rows_left.eq(rows_left - 1),
+                         req.valid.eq(rows_left != 1),
+                         req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
+        m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
         return req.valid
 
     def _reader(self, m, insn, entries) -> Signal:

@@ -48,9 +48,14 @@ class UopLoop(wiring.Component):
         m = Module()
         i = Signal.like(self.iter_out)
         j = Signal.like(self.iter_in)
-        last_u = Signal.like(self.uop_end)
-        i_end = Signal.like(self.iter_out)
-        j_end = Signal.like(self.iter_in)
+        # "at the last value" flags, registered, so that the consumer's late ``stall``
+        # meets one LUT in front of the counters' clock enables (Fmax): each flag is set
+        # from an equality test against (end - 2) while its counter steps towards the end.
+        u_last, j_last, i_last = Signal(), Signal(), Signal()
+        u_single, j_single = Signal(), Signal()
+        u_end_m2 = Signal.like(self.uop_end)
+        i_end_m2 = Signal.like(self.iter_out)
+        j_end_m2 = Signal.like(self.iter_in)
         factors = {}
         outer = {}
         for name in OFFSETS:
@@ -58,11 +63,14 @@ class UopLoop(wiring.Component):
                              Signal(self.widths[name], name=f"{name}_fi"))
             outer[name] = Signal(self.widths[name], name=f"{name}_outer")
         empty = ((self.iter_out == 0) | (self.iter_in == 0) | (self.uop_end <= self.uop_bgn))
+        one_uop = self.uop_end - 1 == self.uop_bgn
         with m.If(self.start):
             m.d.sync += [
                 self.busy.eq(~empty), self.uop_addr.eq(self.uop_bgn), i.eq(0), j.eq(0),
-                last_u.eq(self.uop_end - 1), i_end.eq(self.iter_out - 1),
-                j_end.eq(self.iter_in - 1),
+                u_last.eq(one_uop), u_single.eq(one_uop), u_end_m2.eq(self.uop_end - 2),
+                j_last.eq(self.iter_in == 1), j_single.eq(self.iter_in == 1),
+                j_end_m2.eq(self.iter_in - 2),
+                i_last.eq(self.iter_out == 1), i_end_m2.eq(self.iter_out - 2),
             ]
             for name in OFFSETS:
                 fo, fi = factors[name]
@@ -70,24 +78,23 @@ class UopLoop(wiring.Component):
                              fi.eq(getattr(self, f"{name}_factor_in")),
                              outer[name].eq(0), getattr(self, f"{name}_offset").eq(0)]
         with m.Elif(self.busy & ~self.stall):
-            self._step(m, i, j, last_u, i_end, j_end, factors, outer)
-        return m
-
-    def _step(self, m, i, j, last_u, i_end, j_end, factors, outer):
-        with m.If(self.uop_addr != last_u):
-            m.d.sync += self.uop_addr.eq(self.uop_addr + 1)
-        with m.Else():
-            m.d.sync += self.uop_addr.eq(self.uop_bgn)
-            with m.If(j != j_end):
-                m.d.sync += j.eq(j + 1)
-                for name in OFFSETS:
-                    offset = getattr(self, f"{name}_offset")
-                    m.d.sync += offset.eq(offset + factors[name][1])
-            with m.Elif(i != i_end):
-                m.d.sync += [j.eq(0), i.eq(i + 1)]
-                for name in OFFSETS:
-                    new_outer = outer[name] + factors[name][0]
-                    m.d.sync += [outer[name].eq(new_outer),
-                                 getattr(self, f"{name}_offset").eq(new_outer)]
+            with m.If(~u_last):
+                m.d.sync += [self.uop_addr.eq(self.uop_addr + 1),
+                             u_last.eq(self.uop_addr == u_end_m2)]
             with m.Else():
-                m.d.sync += self.busy.eq(0)
+                m.d.sync += [self.uop_addr.eq(self.uop_bgn), u_last.eq(u_single)]
+                with m.If(~j_last):
+                    m.d.sync += [j.eq(j + 1), j_last.eq(j == j_end_m2)]
+                    for name in OFFSETS:
+                        offset = getattr(self, f"{name}_offset")
+                        m.d.sync += offset.eq(offset + factors[name][1])
+                with m.Elif(~i_last):
+                    m.d.sync += [j.eq(0), j_last.eq(j_single), i.eq(i + 1),
+                                 i_last.eq(i == i_end_m2)]
+                    for name in OFFSETS:
+                        new_outer = outer[name] + factors[name][0]
+                        m.d.sync += [outer[name].eq(new_outer),
+                                     getattr(self, f"{name}_offset").eq(new_outer)]
+                with m.Else():
+                    m.d.sync += self.busy.eq(0)
+        return m
