@@ -25,7 +25,8 @@ from ..topi.conv2d import inp_rows
 
 INSN = 3          # cycles per extra compute instruction
 DRAIN = 41        # GEMM pipeline depth: waited for on token pushes (write in exec stage 7)
-LOAD_SETUP = 24   # per LOAD instruction (request latency, not overlapped by the DMA)
+LOAD_SETUP = 26   # per LOAD instruction (request latency incl. the burst staging register and
+                  # the R-channel slice; not overlapped by the DMA)
 
 
 @dataclass(frozen=True)
