@@ -1,8 +1,9 @@
 """The GEMM/ALU execution pipeline: one micro-op per cycle, with forwarding.
 
     stage 1  uop word read (address from the loop generator)
-    stage 2  indices = uop fields + loop offsets; read acc[dst], acc[src], inp[src], wgt[wgt];
-             an ALU micro-op whose rows are still being computed further down stalls here
+    stage 1b indices = uop fields + loop offsets, registered
+    stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
+             still being computed further down stalls here (stages 1b and 1 hold too)
     stage 3  SRAM read data registered (nothing else in this cycle)
     stage 4  GEMM: element products registered (DSP multipliers); ALU: lanes computed and
              registered, MUL as three half-width partial products (DSP multipliers), SAT
@@ -38,7 +39,8 @@ from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: cycles from a micro-op leaving the loop generator to its accumulator write (stage 7)
+#: stage of the accumulator write (8 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1b, 2..7)
 WRITE_STAGE = 7
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..7)
 FORWARD_DEPTH = WRITE_STAGE - 2
@@ -94,20 +96,24 @@ class ExecPipe(wiring.Component):
               for s in range(2, WRITE_STAGE)}
         dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
-        # stage 1 -> 2: uop read; held (read disabled) while stage 2 stalls
-        offs2 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off2", reset_less=True)
+        # stage 1 -> 1b: uop read; stage 1b -> 2: indices = uop fields + offsets, registered
+        # (so the stage-2 hazard check starts from flip-flops, not the uop RAM's output).
+        # Stages 1b and 2 and the uop read are held while stage 2 stalls.
+        offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in ("dst", "src", "wgt")]
+        valid1, op1 = Signal(name="valid1"), Signal(op_layout(), name="op1", reset_less=True)
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
-        with m.If(~stall):
-            m.d.sync += [valid[2].eq(self.valid), op[2].eq(self.op)]
-            m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
-                         for o, n in zip(offs2, ("dst", "src", "wgt"))]
-        # stage 2: index arithmetic, data reads, ALU hazard check
         uop = data.View(self.uop_layout, self.uop_read.data)
-        dst2, src2 = Signal(acc_aw), Signal(offs2[1].shape())
-        wgt2 = Signal(offs2[2].shape())
-        m.d.comb += [dst2.eq(uop.dst + offs2[0]), src2.eq(uop.src + offs2[1]),
-                     wgt2.eq(uop.wgt + offs2[2])]
+        dst2 = Signal(acc_aw, reset_less=True)
+        src2 = Signal(offs1[1].shape(), reset_less=True)
+        wgt2 = Signal(offs1[2].shape(), reset_less=True)
+        with m.If(~stall):
+            m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
+            m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
+                         for o, n in zip(offs1, ("dst", "src", "wgt"))]
+            m.d.sync += [valid[2].eq(valid1), op[2].eq(op1), dst2.eq(uop.dst + offs1[0]),
+                         src2.eq(uop.src + offs1[1]), wgt2.eq(uop.wgt + offs1[2])]
+        # stage 2: data reads from the registered indices, ALU hazard check
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
         src_row = Signal(acc_aw)
@@ -232,7 +238,7 @@ class ExecPipe(wiring.Component):
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
         # history stages 8.. only forward; a micro-op that needs them is itself in stages 2..7
-        m.d.comb += self.busy.eq(_any([valid[s] for s in range(2, WRITE_STAGE + 1)]))
+        m.d.comb += self.busy.eq(valid1 | _any([valid[s] for s in range(2, WRITE_STAGE + 1)]))
         return m
 
 

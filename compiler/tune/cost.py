@@ -24,7 +24,7 @@ from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
 
 INSN = 3          # cycles per extra compute instruction
-DRAIN = 41        # GEMM pipeline depth: waited for on token pushes (write in exec stage 7)
+DRAIN = 42        # GEMM pipeline depth: waited for on token pushes (write 8 cycles in)
 LOAD_SETUP = 26   # per LOAD instruction (request latency incl. the burst staging register and
                   # the R-channel slice; not overlapped by the DMA)
 
