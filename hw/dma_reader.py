@@ -67,36 +67,10 @@ class DmaReader(wiring.Component):
 
     # ---- requests --------------------------------------------------------------------------
     def _issuer(self, m: Module, f: dict) -> Signal:
-        """One request per data row; valid, address and beat count all come from registers
-        (the next row's beat count is computed while the current row is on offer)."""
-        cfg, ebytes = self.cfg, self.entry_bytes
-        log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)
-        row_addr = Signal(ADDR_BITS)
-        rows_left = Signal.like(f["y_size"])
-        req = self.dma.req
-        insn = data.View(isa_layouts(cfg).mem, self.insn)
-
-        def beats_for(low_bytes, x_size):
-            if ebytes >= cfg.bus_bytes:
-                return x_size << (log_e - log_b)
-            return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
-
-        stride_bytes = f["x_stride"] << log_e
-        with m.If(self.start):
-            rows = insn.y_size if self.two_d else 1
-            m.d.sync += [row_addr.eq(insn.dram_base << log_e),
-                         rows_left.eq(Mux(insn.x_size == 0, 0, rows)),
-                         req.valid.eq((insn.x_size != 0) & (rows != 0)),
-                         req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
-                                                        insn.x_size))]
-        with m.Elif(req.valid & req.ready):
-            next_low = (row_addr[:log_b] + stride_bytes[:log_b])[:log_b]
-            m.d.sync += [row_addr.eq(row_addr + stride_bytes),
-                         rows_left.eq(rows_left - 1),
-                         req.valid.eq(rows_left != 1),
-                         req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
-        m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
-        return req.valid
+        insn = data.View(isa_layouts(self.cfg).mem, self.insn)
+        rows = insn.y_size if self.two_d else 1
+        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req, self.start,
+                            rows)
 
     # ---- SRAM writes -----------------------------------------------------------------------
     def _writer(self, m: Module, f: dict, start_values: dict) -> Signal:
@@ -206,3 +180,34 @@ class DmaReader(wiring.Component):
             with m.If(row_last):
                 m.d.sync += row_addr.eq(row_addr + (f["x_stride"] << log_e))
         return resp.payload.word_select(slot, ebits), entry_valid, take
+
+
+def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, start,
+                 rows) -> Signal:
+    """One DMA request per row of a LOAD/STORE (``rows`` of them); valid, address and beat
+    count all come from registers (the next row's beat count is computed while the current
+    row is on offer). ``f`` holds the instruction fields registered at ``start``."""
+    log_e, log_b = log2(entry_bytes), log2(cfg.bus_bytes)
+    row_addr = Signal(ADDR_BITS)
+    rows_left = Signal.like(f["y_size"])
+
+    def beats_for(low_bytes, x_size):
+        if entry_bytes >= cfg.bus_bytes:
+            return x_size << (log_e - log_b)
+        return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
+
+    stride_bytes = f["x_stride"] << log_e
+    with m.If(start):
+        m.d.sync += [row_addr.eq(insn.dram_base << log_e),
+                     rows_left.eq(Mux(insn.x_size == 0, 0, rows)),
+                     req.valid.eq((insn.x_size != 0) & (rows != 0)),
+                     req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
+                                                    insn.x_size))]
+    with m.Elif(req.valid & req.ready):
+        next_low = (row_addr[:log_b] + stride_bytes[:log_b])[:log_b]
+        m.d.sync += [row_addr.eq(row_addr + stride_bytes),
+                     rows_left.eq(rows_left - 1),
+                     req.valid.eq(rows_left != 1),
+                     req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
+    m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
+    return req.valid

@@ -16,7 +16,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
 
-from .dma_reader import log2
+from .dma_reader import log2, row_requests
 from .interfaces import ADDR_BITS, WriteClientSignature
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature
@@ -57,33 +57,8 @@ class DmaWriter(wiring.Component):
         return m
 
     def _issuer(self, m, insn, f) -> Signal:
-        """One request per row; valid, address and beats come from registers (the next
-        row's beat count is computed while the current request is on offer)."""
-        cfg, log_e, log_b = self.cfg, log2(self.entry_bytes), log2(self.cfg.bus_bytes)
-        row_addr = Signal(ADDR_BITS)
-        rows_left = Signal.like(f["y_size"])
-        req = self.dma.req
-
-        def beats_for(low_bytes, x_size):
-            if self.entry_bytes >= cfg.bus_bytes:
-                return x_size << (log_e - log_b)
-            return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
-
-        stride_bytes = f["x_stride"] << log_e
-        with m.If(self.start):
-            m.d.sync += [row_addr.eq(insn.dram_base << log_e),
-                         rows_left.eq(Mux(insn.x_size == 0, 0, insn.y_size)),
-                         req.valid.eq((insn.x_size != 0) & (insn.y_size != 0)),
-                         req.payload.beats.eq(beats_for((insn.dram_base << log_e)[:log_b],
-                                                        insn.x_size))]
-        with m.Elif(req.valid & req.ready):
-            next_low = (row_addr[:log_b] + stride_bytes[:log_b])[:log_b]
-            m.d.sync += [row_addr.eq(row_addr + stride_bytes),
-                         rows_left.eq(rows_left - 1),
-                         req.valid.eq(rows_left != 1),
-                         req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
-        m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
-        return req.valid
+        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req, self.start,
+                            insn.y_size)
 
     def _reader(self, m, insn, entries) -> Signal:
         left = Signal(len(insn.y_size) + len(insn.x_size))
