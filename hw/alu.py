@@ -14,7 +14,7 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp
+from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp, sat_relu_bit
 
 from .gemm import element_view
 from .sram import entry_bits
@@ -60,7 +60,7 @@ class AluCore(wiring.Component):
         m.d.comb += total.eq(Mux(self.use_imm, a, (a + src)[:bits]))
         sat = shift_signed(m, self.cfg, total, self.imm, f"sat_{k}")
         if self.sat_clip:
-            sat = sat_clip(self.cfg, sat, self.imm[self.cfg.shift_bits])
+            sat = sat_clip(self.cfg, sat, self.imm[sat_relu_bit(self.cfg)])
         with m.Switch(self.opcode):
             with m.Case(AluOp.MIN):
                 m.d.comb += out.eq(Mux(a < operand, a, operand))

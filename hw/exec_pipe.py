@@ -32,7 +32,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp
+from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp, sat_relu_bit
 
 from .alu import AluCore, mul_partials, mul_combine, sat_clip
 from .gemm import element_view, tree_sum
@@ -177,7 +177,7 @@ class ExecPipe(wiring.Component):
         # ALU SAT: shifted sum registered in stage 4, clipped to the out range here
         sat = Signal(acc_bits)
         sat_lanes, alu5_lanes = element_view(cfg, "acc", sat), element_view(cfg, "acc", alu5)
-        relu5 = op[5].imm[cfg.shift_bits]
+        relu5 = op[5].imm[sat_relu_bit(cfg)]
         m.d.comb += [sat_lanes[k].eq(sat_clip(cfg, alu5_lanes[k], relu5))
                      for k in range(len(sat_lanes))]
         with m.If(alu4):
