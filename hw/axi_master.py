@@ -169,19 +169,20 @@ class AxiMaster(wiring.Component):
         owner = Signal(range(max(self.n_read, 2)))
         staged_owner = Signal.like(owner)
         last = Signal(range(max(self.n_read, 2)))
-        grant, any_req = round_robin(m, [c.req.valid for c in clients], last)
+        requests = [_request_slice(m, f"req_slice_{i}", c.req) for i, c in enumerate(clients)]
+        grant, any_req = round_robin(m, [r.o_valid for r in requests], last)
         take = Signal()
         m.d.comb += take.eq(split.ready & any_req)
-        for i, client in enumerate(clients):
-            m.d.comb += client.req.ready.eq(split.ready & (grant == i))
+        for i, r in enumerate(requests):
+            m.d.comb += r.o_ready.eq(split.ready & (grant == i))
         with m.If(take):
             m.d.sync += [staged_owner.eq(grant), last.eq(grant)]
         with m.If(split.promote):                 # the staged request moves on
             m.d.sync += owner.eq(staged_owner)
         m.d.comb += [
             split.load.eq(take),
-            split.start_addr.eq(_pick(clients, grant, lambda c: c.req.payload.addr)),
-            split.start_beats.eq(_pick(clients, grant, lambda c: c.req.payload.beats)),
+            split.start_addr.eq(_pick(requests, grant, lambda r: r.o_data[:ADDR_BITS])),
+            split.start_beats.eq(_pick(requests, grant, lambda r: r.o_data[ADDR_BITS:])),
             axi.araddr.eq(split.addr),
             axi.arlen.eq(split.burst_len),
             axi.arsize.eq(cfg.bus_bytes.bit_length() - 1),
@@ -195,13 +196,21 @@ class AxiMaster(wiring.Component):
         m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
                      axi.rready.eq(rs.i_ready)]
         head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
+        # one more slice per client: the R slice's ready comes from the clients' slice
+        # registers, not from each client's unpacking logic (the ECP5's critical path)
+        slices = []
         for i, client in enumerate(clients):
+            m.submodules[f"resp_slice_{i}"] = cs = RegisterSlice(cfg.bus_bits)
             m.d.comb += [
-                client.resp.payload.eq(rdata),
-                client.resp.valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
+                cs.i_data.eq(rdata),
+                cs.i_valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
+                client.resp.payload.eq(cs.o_data),
+                client.resp.valid.eq(cs.o_valid),
+                cs.o_ready.eq(client.resp.ready),
             ]
+            slices.append(cs)
         m.d.comb += [
-            rs.o_ready.eq(tags.r_rdy & _pick(clients, head, lambda c: c.resp.ready)),
+            rs.o_ready.eq(tags.r_rdy & _pick(slices, head, lambda c: c.i_ready)),
             tags.r_en.eq(rs.o_valid & rs.o_ready & rlast),
         ]
 
@@ -245,6 +254,15 @@ class AxiMaster(wiring.Component):
         with m.Elif(b_fire & ~split.advance):
             m.d.sync += outstanding.eq(outstanding - 1)
         m.d.comb += client.idle.eq(~split.busy & (outstanding == 0) & ~client.req.valid)
+
+
+def _request_slice(m: Module, name: str, req) -> RegisterSlice:
+    """A register slice on a client's request channel: the client's valid and payload
+    (often computed) and its ready never meet the arbiter's logic in one cycle."""
+    m.submodules[name] = rs = RegisterSlice(ADDR_BITS + BEATS_BITS)
+    m.d.comb += [rs.i_valid.eq(req.valid), req.ready.eq(rs.i_ready),
+                 rs.i_data.eq(Cat(req.payload.addr, req.payload.beats))]
+    return rs
 
 
 def _pick(items, index, getter):

@@ -2,8 +2,9 @@
 
     stage 1  uop word read (address from the loop generator)
     stage 1b indices = uop fields + loop offsets, registered
+    stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
-             still being computed further down stalls here (stages 1b and 1 hold too)
+             still being computed further down stalls here (stages 1c, 1b, 1 hold too)
     stage 3  SRAM read data registered (nothing else in this cycle)
     stage 4  GEMM: element products registered (DSP multipliers); ALU: lanes computed and
              registered, MUL as three half-width partial products (DSP multipliers), SAT
@@ -23,7 +24,10 @@ only result register -> mux -> adder -> result register.
 Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes in stage 4, so it
 cannot take forwarded values; it waits in stage 2 (holding the loop generator and the uop
 read) until no micro-op in stages 3..7 writes its dst row (or src row when it uses one).
-Micro-ops on different rows run one per cycle.
+Micro-ops on different rows run one per cycle. The stall is a register: the comparisons are
+made a cycle ahead (for the micro-op in 1c against stages 2..6, or for a stalled one against
+3..6), so the hold enables of the loop generator and the front stages start from a
+flip-flop (the Fmax limit on the ECP5 before).
 """
 from __future__ import annotations
 
@@ -39,8 +43,8 @@ from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (8 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1b, 2..7)
+#: stage of the accumulator write (9 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1b, 1c, 2..7)
 WRITE_STAGE = 7
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..7)
 FORWARD_DEPTH = WRITE_STAGE - 2
@@ -96,34 +100,35 @@ class ExecPipe(wiring.Component):
               for s in range(2, WRITE_STAGE)}
         dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
-        # stage 1 -> 1b: uop read; stage 1b -> 2: indices = uop fields + offsets, registered
-        # (so the stage-2 hazard check starts from flip-flops, not the uop RAM's output).
-        # Stages 1b and 2 and the uop read are held while stage 2 stalls.
+        # stage 1 -> 1b: uop read; stage 1b -> 1c: indices = uop fields + offsets,
+        # registered; 1c -> 2: the micro-op moves on when stage 2 is free next cycle.
+        # ``stall`` (stage 2 holds its micro-op) is a flip-flop computed a cycle ahead, so
+        # it reaches the loop generator and every hold enable with no logic in front.
         offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in ("dst", "src", "wgt")]
         valid1, op1 = Signal(name="valid1"), Signal(op_layout(), name="op1", reset_less=True)
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
         uop = data.View(self.uop_layout, self.uop_read.data)
-        dst2 = Signal(acc_aw, reset_less=True)
-        src2 = Signal(offs1[1].shape(), reset_less=True)
-        wgt2 = Signal(offs1[2].shape(), reset_less=True)
+        idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
+                   Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
+                   Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
+               for s in ("1c", 2)}
+        valid1c, op1c = Signal(name="valid1c"), Signal(op_layout(), name="op1c", reset_less=True)
         with m.If(~stall):
             m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
             m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
                          for o, n in zip(offs1, ("dst", "src", "wgt"))]
-            m.d.sync += [valid[2].eq(valid1), op[2].eq(op1), dst2.eq(uop.dst + offs1[0]),
-                         src2.eq(uop.src + offs1[1]), wgt2.eq(uop.wgt + offs1[2])]
-        # stage 2: data reads from the registered indices, ALU hazard check
+            m.d.sync += [valid1c.eq(valid1), op1c.eq(op1)]
+            m.d.sync += [r.eq(f + o) for r, f, o in
+                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1)]
+            m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
+            m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
+        dst2, src2, wgt2 = idx[2]
+        # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
-        src_row = Signal(acc_aw)
-        m.d.comb += src_row.eq(src2)
-        pending = []
-        for s in range(3, WRITE_STAGE + 1):
-            hit = (dst[s] == dst2) | (~op[2].use_imm & (dst[s] == src_row))
-            pending.append(valid[s] & hit)
-        m.d.comb += stall.eq(valid[2] & op[2].is_alu & _any(pending))
         go2 = valid[2] & ~stall
+        m.d.sync += stall.eq(self._next_stall(valid, op, dst, idx, valid1c, op1c, go2))
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
         inp4 = Signal(entry_bits(cfg, "inp"), reset_less=True)
@@ -238,8 +243,24 @@ class ExecPipe(wiring.Component):
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
         # history stages 8.. only forward; a micro-op that needs them is itself in stages 2..7
-        m.d.comb += self.busy.eq(valid1 | _any([valid[s] for s in range(2, WRITE_STAGE + 1)]))
+        front = [valid1, valid1c] + [valid[s] for s in range(2, WRITE_STAGE + 1)]
+        m.d.comb += self.busy.eq(_any(front))
         return m
+
+
+    @staticmethod
+    def _next_stall(valid, op, dst, idx, valid1c, op1c, go2):
+        """Next cycle's stall: the ALU micro-op in stage 2 then (the one in 1c when stage 2
+        moves, else the stalled one) must wait while a micro-op in stages 3..7 then writes
+        a row it reads. Those are today's stages 2 (if it issues) .. 6: all registers."""
+        def hazard(z_op, z_idx, ahead):
+            z_dst, z_src = z_idx[0], z_idx[1][:len(z_idx[0])]
+            hits = [v & ((d == z_dst) | (~z_op.use_imm & (d == z_src))) for v, d in ahead]
+            return _any(hits)
+        older = [(valid[s], dst[s]) for s in range(3, WRITE_STAGE)]
+        incoming = valid1c & op1c.is_alu & hazard(op1c, idx["1c"], [(go2, idx[2][0])] + older)
+        staying = valid[2] & op[2].is_alu & hazard(op[2], idx[2], older)
+        return Mux(go2 | ~valid[2], incoming, staying)
 
 
 def _any(bits):
