@@ -6,13 +6,12 @@
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1c, 1b, 1 hold too)
     stage 3  SRAM read data registered (nothing else in this cycle)
-    stage 4  GEMM: element products registered (DSP multipliers); ALU: lanes computed and
-             registered, MUL as three half-width partial products (DSP multipliers), SAT
-             up to its shifted sum
-    stage 5  GEMM: adder trees registered; ALU: MUL partials combined, SAT clipped,
-             result selected
+    stage 4  GEMM: element products registered (DSP multipliers); ALU: operand, sums,
+             compares and shift distances registered, MUL as three half-width partial
+             products (DSP multipliers); see hw/alu_stages.py
+    stage 5  GEMM: adder trees registered; ALU: shifts, MUL combined, result selected
     stage 6  accumulate: forward in-flight results into the acc row, add the tree sums
-             (or select the ALU result / zero); result registered
+             (or select the ALU result, SAT clipped, / zero); result registered
     stage 7  write acc[dst] and out[dst] (low out_bits of every element)
 
 Forwarding (GEMM): the acc row read in stage 2 misses the writes of the five micro-ops ahead
@@ -36,9 +35,9 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp, sat_relu_bit
+from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
 
-from .alu import AluCore, mul_partials, mul_combine, sat_clip
+from .alu_stages import AluStages
 from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
@@ -156,40 +155,11 @@ class ExecPipe(wiring.Component):
                                    reset_less=True)
                         m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
                         products[b, o, i] = p
-        m.submodules.alu = alu = AluCore(cfg, mul=False, sat_clip=False)
-        alu5, alu6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
-        m.d.comb += [alu.opcode.eq(op[4].alu_opcode), alu.use_imm.eq(op[4].use_imm),
-                     alu.imm.eq(op[4].imm), alu.dst.eq(accd4), alu.src.eq(accs4)]
-        # ALU MUL: DSP-sized partial products registered here, combined in stage 5
-        dst_lanes = element_view(cfg, "acc", accd4)
-        src_lanes = element_view(cfg, "acc", accs4)
-        partials5 = []
-        for k in range(len(dst_lanes)):
-            operand = Signal(signed(cfg.acc_bits), name=f"mul_operand_{k}")
-            m.d.comb += operand.eq(Mux(op[4].use_imm, op[4].imm, src_lanes[k]))
-            regs = []
-            for n, prod in enumerate(mul_partials(cfg.acc_bits, dst_lanes[k], operand)):
-                r = Signal(len(prod), name=f"mul5_{k}_{n}", reset_less=True)
-                with m.If(alu4 & (op[4].alu_opcode == AluOp.MUL)):
-                    m.d.sync += r.eq(prod)
-                regs.append(r)
-            partials5.append(regs)
-        mul = Signal(acc_bits)
-        mul_lanes = element_view(cfg, "acc", mul)
-        m.d.comb += [mul_lanes[k].eq(mul_combine(cfg.acc_bits, *regs))
-                     for k, regs in enumerate(partials5)]
+        # ALU lanes: stages 4..6 (hw/alu_stages.py)
+        alu = AluStages(m, cfg)
+        alu.stage4(op[4], accd4, accs4, alu4)
+        alu6 = alu.stage5(op[5], valid[5] & op[5].is_alu)
         acc5, acc6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
-        # ALU SAT: shifted sum registered in stage 4, clipped to the out range here
-        sat = Signal(acc_bits)
-        sat_lanes, alu5_lanes = element_view(cfg, "acc", sat), element_view(cfg, "acc", alu5)
-        relu5 = op[5].imm[sat_relu_bit(cfg)]
-        m.d.comb += [sat_lanes[k].eq(sat_clip(cfg, alu5_lanes[k], relu5))
-                     for k in range(len(sat_lanes))]
-        with m.If(alu4):
-            m.d.sync += alu5.eq(alu.result)
-        with m.If(valid[5] & op[5].is_alu):
-            m.d.sync += alu6.eq(Mux(op[5].alu_opcode == AluOp.MUL, mul,
-                                    Mux(op[5].alu_opcode == AluOp.SAT, sat, alu5)))
         with m.If(gemm4):
             m.d.sync += acc5.eq(accd4)
         with m.If(valid[5] & ~op[5].is_alu):
@@ -226,7 +196,7 @@ class ExecPipe(wiring.Component):
             for o in range(cfg.block_out):
                 total = acc[b * cfg.block_out + o] + sums[b, o]
                 m.d.comb += gemm_view[b * cfg.block_out + o].eq(total[:cfg.acc_bits])
-        result = Mux(op[6].is_alu, alu6, Mux(op[6].reset, 0, gemm))
+        result = Mux(op[6].is_alu, alu.stage6(op[6], alu6), Mux(op[6].reset, 0, gemm))
         is_alu7 = Signal()
         m.d.sync += [results[WRITE_STAGE].eq(result), is_alu7.eq(op[6].is_alu)]
         for s in range(WRITE_STAGE + 1, last + 1):
