@@ -7,7 +7,7 @@ One read and one write port in total, so it maps to simple dual-port block RAM.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -52,32 +52,42 @@ class AxiRam(wiring.Component):
         return m
 
     def _read_side(self, m, rport):
+        """Reads go through two registers: the block RAM's output (slow on the ECP5: 5.8 ns
+        clock-to-out at speed grade 6) feeds only ``rdata_q``, which drives RDATA and the
+        host's read data. The pipeline (RAM output, then rdata_q) advances together."""
         axi, host = self.axi, self.host
-        active, pending, last_pending = Signal(), Signal(), Signal()
+        active, fetched, pending = Signal(), Signal(), Signal()
+        last_fetched, last_pending = Signal(), Signal()
         addr, left = Signal(self.index_bits), Signal(8)
+        rdata_q = Signal(self.bus_bits)
         advance = ~pending | axi.rready
-        m.d.comb += [axi.arready.eq(~active & ~pending), axi.rvalid.eq(pending),
-                     axi.rdata.eq(rport.data), axi.rlast.eq(last_pending), axi.rresp.eq(0)]
+        busy = active | fetched | pending
+        m.d.comb += [axi.arready.eq(~busy), axi.rvalid.eq(pending),
+                     axi.rdata.eq(rdata_q), axi.rlast.eq(last_pending), axi.rresp.eq(0)]
         with m.If(axi.arvalid & axi.arready):
             m.d.sync += [active.eq(1), addr.eq(self._index(axi.araddr)), left.eq(axi.arlen)]
         with m.If(advance):
-            m.d.sync += [pending.eq(active), last_pending.eq(active & (left == 0))]
+            m.d.sync += [pending.eq(fetched), last_pending.eq(last_fetched),
+                         fetched.eq(active), last_fetched.eq(active & (left == 0))]
+            m.d.sync += rdata_q.eq(rport.data)
             with m.If(active):
                 m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
                 with m.If(left == 0):
                     m.d.sync += active.eq(0)
-        # Host reads use the port while no burst runs; data is there one cycle later.
-        host_wait, lane = Signal(), Signal(max(1, self.lane_bits - 2))
-        free = ~active & ~pending & ~axi.arvalid
-        start = host.valid & ~host.write & free & ~host_wait
+        # Host reads use the port while no burst runs; data is there two cycles later.
+        host_wait, lane = Signal(2), Signal(max(1, self.lane_bits - 2))
+        free = ~busy & ~axi.arvalid
+        start = host.valid & ~host.write & free & (host_wait == 0)
         m.d.comb += [rport.en.eq(advance | start),
                      rport.addr.eq(Mux(active, addr, self._index(host.addr)))]
-        m.d.sync += host_wait.eq(start)
+        m.d.sync += host_wait.eq(Cat(start, host_wait[0]))
+        with m.If(host_wait[0]):
+            m.d.sync += rdata_q.eq(rport.data)
         with m.If(start):
             m.d.sync += lane.eq(host.addr[2:self.lane_bits])
-        words = [rport.data[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
+        words = [rdata_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
-        return host_wait
+        return host_wait[1]
 
     def _write_side(self, m, wport):
         axi, host = self.axi, self.host
@@ -109,7 +119,6 @@ class AxiRam(wiring.Component):
 
 
 def _replicate(word, count):
-    from amaranth.hdl import Cat
     return Cat(*([word] * count))
 
 

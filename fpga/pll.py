@@ -86,7 +86,9 @@ class Ecp5Pll(Elaboratable):
         m.domains.pll_por = ClockDomain("pll_por", reset_less=True, local=True)
         m.d.comb += ClockSignal("pll_por").eq(clk_out)
         settle = Signal(4)
-        m.d.comb += ResetSignal(self.domain).eq(~settle[-1])
+        reset = Signal(init=1)                  # a flip-flop drives the reset net
+        m.d.comb += ResetSignal(self.domain).eq(reset)
+        m.d.pll_por += reset.eq(~settle[-1])
         with m.If(~self.locked):
             m.d.pll_por += settle.eq(0)
         with m.Elif(~settle[-1]):

@@ -40,13 +40,17 @@ class Fetch(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.buffer = buffer = fifo.SyncFIFO(width=INSN_BITS, depth=BUFFER_DEPTH)
+        # Registered output, and each entry carries its destination (decoded on the way
+        # in), so the dispatch decision starts from flip-flops (an ECP5 critical path).
+        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(width=INSN_BITS + 2,
+                                                             depth=BUFFER_DEPTH)
+        buffer_in = Signal(INSN_BITS)
         reserved = Signal(range(BUFFER_DEPTH + 1))
         remaining = Signal(COUNT_BITS)
         requested = Signal(range(CHUNK + 1))
         chunk_start = self._issuer(m, reserved, remaining, requested)
-        self._unpacker(m, buffer, chunk_start, requested)
-        moved = self._dispatcher(m, buffer)
+        self._unpacker(m, buffer, buffer_in, chunk_start, requested)
+        moved = self._dispatcher(m, buffer, buffer_in)
         with m.If(self.start):
             m.d.sync += reserved.eq(0)
         with m.Else():
@@ -74,7 +78,7 @@ class Fetch(wiring.Component):
                          remaining.eq(remaining - requested)]
         return addr
 
-    def _unpacker(self, m, buffer, chunk_addr, requested):
+    def _unpacker(self, m, buffer, buffer_in, chunk_addr, requested):
         cfg, resp = self.cfg, self.dma.resp
         if cfg.bus_bytes <= INSN_BYTES:
             per_insn = INSN_BYTES // cfg.bus_bytes
@@ -83,8 +87,8 @@ class Fetch(wiring.Component):
             last = count == per_insn - 1
             m.d.comb += [
                 resp.ready.eq(buffer.w_rdy),
-                buffer.w_data.eq(Cat(parts[:INSN_BITS - cfg.bus_bits], resp.payload)
-                                 if per_insn > 1 else resp.payload),
+                buffer_in.eq(Cat(parts[:INSN_BITS - cfg.bus_bits], resp.payload)
+                                  if per_insn > 1 else resp.payload),
                 buffer.w_en.eq(resp.valid & last),
             ]
             with m.If(resp.valid & resp.ready):
@@ -110,26 +114,29 @@ class Fetch(wiring.Component):
             slot.eq(Mux(index == 0, first_slot, slot_reg)),
             take.eq(resp.valid & chunks.r_rdy & buffer.w_rdy),
             buffer.w_en.eq(take),
-            buffer.w_data.eq(resp.payload.word_select(slot, INSN_BITS)),
+            buffer_in.eq(resp.payload.word_select(slot, INSN_BITS)),
             resp.ready.eq(take & ((slot == per_beat - 1) | chunk_last)),
             chunks.r_en.eq(take & chunk_last),
         ]
         with m.If(take):
             m.d.sync += [slot_reg.eq(slot + 1), index.eq(Mux(chunk_last, 0, index + 1))]
 
-    def _dispatcher(self, m, buffer) -> Signal:
+    def _dispatcher(self, m, buffer, buffer_in) -> Signal:
         lay = isa_layouts(self.cfg)
-        insn = data.View(lay.mem, buffer.r_data)
-        to_load = (insn.opcode == Opcode.LOAD) & ((insn.memory_type == Mem.INP)
-                                                  | (insn.memory_type == Mem.WGT))
-        to_store = insn.opcode == Opcode.STORE
+        incoming = data.View(lay.mem, buffer_in)
+        to_load = (incoming.opcode == Opcode.LOAD) & ((incoming.memory_type == Mem.INP)
+                                                      | (incoming.memory_type == Mem.WGT))
+        to_store = incoming.opcode == Opcode.STORE
+        m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store))
+        insn = buffer.r_data[:INSN_BITS]
+        is_load, is_store = buffer.r_data[INSN_BITS], buffer.r_data[INSN_BITS + 1]
         moved = Signal()
-        targets = [(self.load_insn, to_load), (self.store_insn, to_store),
-                   (self.compute_insn, ~to_load & ~to_store)]
+        targets = [(self.load_insn, is_load), (self.store_insn, is_store),
+                   (self.compute_insn, ~is_load & ~is_store)]
         for name, (port, chosen) in zip(("load_q", "store_q", "compute_q"), targets):
             queue = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=QUEUE_DEPTH)
             m.submodules[name] = queue
-            m.d.comb += [queue.w_data.eq(buffer.r_data),
+            m.d.comb += [queue.w_data.eq(insn),
                          queue.w_en.eq(buffer.r_rdy & chosen),
                          port.payload.eq(queue.r_data), port.valid.eq(queue.r_rdy),
                          queue.r_en.eq(port.ready)]
