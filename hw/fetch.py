@@ -63,11 +63,15 @@ class Fetch(wiring.Component):
         cfg, req = self.cfg, self.dma.req
         log_b = log2(cfg.bus_bytes)
         addr = Signal(ADDR_BITS)
+        # ``requested`` = min(remaining, CHUNK) is a register, updated with ``remaining``:
+        # no 32-bit compare in front of the request's valid and the buffer accounting
+        def chunk(left):
+            return Mux(left < CHUNK, left, CHUNK)
         with m.If(self.start):
-            m.d.sync += [addr.eq(self.insn_addr), remaining.eq(self.insn_count)]
-        m.d.comb += requested.eq(Mux(remaining < CHUNK, remaining, CHUNK))
+            m.d.sync += [addr.eq(self.insn_addr), remaining.eq(self.insn_count),
+                         requested.eq(chunk(self.insn_count))]
         m.d.comb += [
-            req.valid.eq((remaining != 0) & (reserved + requested <= BUFFER_DEPTH)
+            req.valid.eq((requested != 0) & (reserved + requested <= BUFFER_DEPTH)
                          & ~self.start),
             req.payload.addr.eq(addr >> log_b << log_b),
             req.payload.beats.eq((addr[:log_b] + requested * INSN_BYTES + cfg.bus_bytes - 1)
@@ -75,7 +79,8 @@ class Fetch(wiring.Component):
         ]
         with m.If(req.valid & req.ready):
             m.d.sync += [addr.eq(addr + requested * INSN_BYTES),
-                         remaining.eq(remaining - requested)]
+                         remaining.eq(remaining - requested),
+                         requested.eq(chunk(remaining - requested))]
         return addr
 
     def _unpacker(self, m, buffer, buffer_in, chunk_addr, requested):
