@@ -89,6 +89,7 @@ class ControlRegs(wiring.Component):
         ]
         with m.If(bus.bvalid & bus.bready):
             m.d.sync += bus.bvalid.eq(0)
+        m.d.sync += self.start.eq(0)             # a one-cycle strobe, from a flip-flop
         with m.If(fire):
             m.d.sync += bus.bvalid.eq(1)
             word_addr = bus.awaddr >> 2 << 2
@@ -102,7 +103,7 @@ class ControlRegs(wiring.Component):
             target = getattr(self, reg.name)
             m.d.sync += target[word * 32:(word + 1) * 32].eq(wdata)
         elif reg.access is Access.W1S and reg.name == "start":
-            m.d.comb += self.start.eq(wdata[0])
+            m.d.sync += self.start.eq(wdata[0])
 
     def _read_channel(self, m, values: dict):
         bus = self.bus
