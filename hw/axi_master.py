@@ -36,7 +36,7 @@ class BurstSplitter(Elaboratable):
     free), so the client's request mux never reaches the burst arithmetic; each burst's
     length is computed into a register the cycle before it is offered (``valid``), so the
     4 KiB / 256-beat / remaining minimum never feeds the AXI address channel or the
-    address adder in the same cycle.
+    address adder in the same cycle. The beats left in the 4 KiB page are a register too.
     """
 
     def __init__(self, bus_bytes: int):
@@ -71,23 +71,30 @@ class BurstSplitter(Elaboratable):
                          stage_beats.eq(self.start_beats)]
         with m.Elif(promote):
             m.d.sync += staged.eq(0)
-        # The next burst's length, from the request being promoted or the one being split.
-        src_addr = Mux(promote, stage_addr, self.addr)
+        # Beats left in the current 4 KiB page are kept in registers (computed at load,
+        # counted down per burst), so a burst's length is one short compare away from
+        # flip-flops: min(beats left, page left, 256).
+        page_beats = AXI_BOUNDARY >> shift
+        stage_page, page_left = Signal(range(page_beats + 1)), Signal(range(page_beats + 1))
+        with m.If(self.load):
+            m.d.sync += stage_page.eq(page_beats - self.start_addr[shift:boundary_bits])
         src_left = Mux(promote, stage_beats, remaining)
-        to_boundary = Signal(boundary_bits + 1)
-        m.d.comb += to_boundary.eq((AXI_BOUNDARY - src_addr[:boundary_bits]) >> shift)
-        limit = Mux(to_boundary < AXI_MAX_BEATS, to_boundary, AXI_MAX_BEATS)
+        src_page = Mux(promote, stage_page, page_left)
+        limit = Mux(src_page > AXI_MAX_BEATS, AXI_MAX_BEATS, src_page)
+        next_beats = Mux(src_left < limit, src_left, limit)
         m.d.comb += self.burst_len.eq(beats - 1)
         with m.If(promote):
             m.d.sync += [self.addr.eq(stage_addr), remaining.eq(stage_beats),
+                         page_left.eq(stage_page),
                          active.eq(stage_beats != 0), self.valid.eq(stage_beats != 0),
-                         beats.eq(Mux(src_left < limit, src_left, limit))]
+                         beats.eq(next_beats)]
         with m.Elif(self.advance):
             m.d.sync += [self.addr.eq(self.addr + (beats << shift)),
                          remaining.eq(remaining - beats), self.valid.eq(0),
+                         page_left.eq(Mux(page_left == beats, page_beats, page_left - beats)),
                          active.eq(remaining != beats)]
         with m.Elif(active & ~self.valid):
-            m.d.sync += [self.valid.eq(1), beats.eq(Mux(src_left < limit, src_left, limit))]
+            m.d.sync += [self.valid.eq(1), beats.eq(next_beats)]
         return m
 
 
