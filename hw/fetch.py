@@ -1,7 +1,7 @@
 """The fetch module: burst-reads the instruction stream and routes it to the three modules.
 
 Instructions are requested in chunks of up to ``CHUNK`` and only while the instruction
-buffer has room for everything requested, so read data never waits on a full buffer and
+buffer has room for a whole chunk, so read data never waits on a full buffer and
 never blocks the shared R channel. A dispatcher moves each buffered instruction to the
 load queue (LOAD inp/wgt), the store queue (STORE) or the compute queue (the rest).
 """
@@ -71,7 +71,8 @@ class Fetch(wiring.Component):
             m.d.sync += [addr.eq(self.insn_addr), remaining.eq(self.insn_count),
                          requested.eq(chunk(self.insn_count))]
         m.d.comb += [
-            req.valid.eq((requested != 0) & (reserved + requested <= BUFFER_DEPTH)
+            # room for a whole chunk (a constant compare, not reserved + requested)
+            req.valid.eq((requested != 0) & (reserved <= BUFFER_DEPTH - CHUNK)
                          & ~self.start),
             req.payload.addr.eq(addr >> log_b << log_b),
             req.payload.beats.eq((addr[:log_b] + requested * INSN_BYTES + cfg.bus_bytes - 1)
