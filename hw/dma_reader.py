@@ -101,40 +101,45 @@ class DmaReader(wiring.Component):
         b = {axis: {k: reg for k, (reg, _) in d.items()} for axis, d in bounds.items()}
         first_cell = Signal()
         m.d.sync += first_cell.eq(self.start)
-        ge_x, lt_x, ge_y, lt_y = (Signal(name=n) for n in ("ge_x", "lt_x", "ge_y", "lt_y"))
+        names = ("ge_x", "lt_x", "ge_y", "lt_y")
+        flags = {n: Signal(name=n) for n in names}
+        nxt = {n: Signal(name=f"{n}_next") for n in names}
+        pad = Signal(init=1)               # ~(all four flags): a register, not a LUT chain
         with m.If(self.start):
             m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
-            m.d.sync += [writing.eq(1), row.eq(0), col.eq(0),
-                         ge_x.eq(bounds["x"]["ge0"][1]), lt_x.eq(bounds["x"]["lt0"][1]),
-                         ge_y.eq(bounds["y"]["ge0"][1]), lt_y.eq(bounds["y"]["lt0"][1])]
+            m.d.sync += [writing.eq(1), row.eq(0), col.eq(0)]
         with m.If(first_cell):
             m.d.sync += sram_addr.eq(f["sram_base"])
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
-        is_pad = ~(ge_x & lt_x & ge_y & lt_y)
         col_last = col == b["x"]["last"]
         entry, entry_valid, take = self._unpacker(m, f, col, b["x"]["lo"], b["x"]["hi_m1"])
         advance = Signal()
         m.d.comb += [
-            advance.eq(writing & ~first_cell & (is_pad | entry_valid)),
-            take.eq(advance & ~is_pad),
+            advance.eq(writing & ~first_cell & (pad | entry_valid)),
+            take.eq(advance & ~pad),
             self.write.en.eq(advance),
             self.write.addr.eq(sram_addr),
-            self.write.data.eq(Mux(is_pad, 0, entry)),
+            self.write.data.eq(Mux(pad, 0, entry)),
         ]
-        with m.If(advance):
+        m.d.comb += [nxt[n].eq(flags[n]) for n in names]
+        with m.If(self.start):
+            m.d.comb += [nxt[n].eq(bounds[n[-1]][n[:2] + "0"][1]) for n in names]
+        with m.Elif(advance):
             m.d.sync += sram_addr.eq(sram_addr + 1)
             with m.If(col_last):
-                m.d.sync += [col.eq(0), row.eq(row + 1),
-                             ge_x.eq(b["x"]["ge0"]), lt_x.eq(b["x"]["lt0"]),
-                             ge_y.eq(ge_y | (row == b["y"]["lo_m1"])),
-                             lt_y.eq(lt_y & (row != b["y"]["hi_m1"]))]
+                m.d.sync += [col.eq(0), row.eq(row + 1)]
+                m.d.comb += [nxt["ge_x"].eq(b["x"]["ge0"]), nxt["lt_x"].eq(b["x"]["lt0"]),
+                             nxt["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
+                             nxt["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
                 with m.If(row == b["y"]["last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
-                m.d.sync += [col.eq(col + 1),
-                             ge_x.eq(ge_x | (col == b["x"]["lo_m1"])),
-                             lt_x.eq(lt_x & (col != b["x"]["hi_m1"]))]
+                m.d.sync += col.eq(col + 1)
+                m.d.comb += [nxt["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
+                             nxt["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"]))]
+        m.d.sync += [flags[n].eq(nxt[n]) for n in names]
+        m.d.sync += pad.eq(~(nxt["ge_x"] & nxt["lt_x"] & nxt["ge_y"] & nxt["lt_y"]))
         return writing
 
     def _unpacker(self, m: Module, f: dict, col, x_lo, x_hi_m1):
