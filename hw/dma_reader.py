@@ -107,13 +107,15 @@ class DmaReader(wiring.Component):
         pad = Signal(init=1)               # ~(all four flags): a register, not a LUT chain
         with m.If(self.start):
             m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
-            m.d.sync += [writing.eq(1), row.eq(0), col.eq(0)]
+            m.d.sync += [writing.eq(1), row.eq(0)]
         with m.If(first_cell):
             m.d.sync += sram_addr.eq(f["sram_base"])
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
         col_last = col == b["x"]["last"]
-        entry, entry_valid, take = self._unpacker(m, f, col, b["x"]["lo"], b["x"]["hi_m1"])
+        col_next = Signal.like(col)            # the unpacker registers its row flags from it
+        entry, entry_valid, take = self._unpacker(m, f, col_next, b["x"]["lo"],
+                                                  b["x"]["hi_m1"])
         advance = Signal()
         m.d.comb += [
             advance.eq(writing & ~first_cell & (pad | entry_valid)),
@@ -122,28 +124,32 @@ class DmaReader(wiring.Component):
             self.write.addr.eq(sram_addr),
             self.write.data.eq(Mux(pad, 0, entry)),
         ]
-        m.d.comb += [nxt[n].eq(flags[n]) for n in names]
+        m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
         with m.If(self.start):
             m.d.comb += [nxt[n].eq(bounds[n[-1]][n[:2] + "0"][1]) for n in names]
+            m.d.comb += col_next.eq(0)
         with m.Elif(advance):
             m.d.sync += sram_addr.eq(sram_addr + 1)
             with m.If(col_last):
-                m.d.sync += [col.eq(0), row.eq(row + 1)]
+                m.d.sync += row.eq(row + 1)
+                m.d.comb += col_next.eq(0)
                 m.d.comb += [nxt["ge_x"].eq(b["x"]["ge0"]), nxt["lt_x"].eq(b["x"]["lt0"]),
                              nxt["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
                              nxt["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
                 with m.If(row == b["y"]["last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
-                m.d.sync += col.eq(col + 1)
+                m.d.comb += col_next.eq(col + 1)
                 m.d.comb += [nxt["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
                              nxt["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"]))]
-        m.d.sync += [flags[n].eq(nxt[n]) for n in names]
+        m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
         m.d.sync += pad.eq(~(nxt["ge_x"] & nxt["lt_x"] & nxt["ge_y"] & nxt["lt_y"]))
         return writing
 
-    def _unpacker(self, m: Module, f: dict, col, x_lo, x_hi_m1):
-        """(entry, entry_valid, take): entries of the data rows, in order."""
+    def _unpacker(self, m: Module, f: dict, col_next, x_lo, x_hi_m1):
+        """(entry, entry_valid, take): entries of the data rows, in order. The row
+        first/last flags are registered from the writer's next column (correct from the
+        cycle after start, when the bounds are loaded and nothing is written yet)."""
         cfg, ebytes = self.cfg, self.entry_bytes
         resp = self.dma.resp
         ebits = ebytes * 8
@@ -173,8 +179,8 @@ class DmaReader(wiring.Component):
         with m.If(self.start):
             insn = data.View(isa_layouts(cfg).mem, self.insn)
             m.d.sync += row_addr.eq(insn.dram_base << log_e)
-        row_first = col == x_lo
-        row_last = col == x_hi_m1
+        row_first, row_last = Signal(), Signal()
+        m.d.sync += [row_first.eq(col_next == x_lo), row_last.eq(col_next == x_hi_m1)]
         m.d.comb += [
             slot.eq(Mux(row_first, row_addr[log_e:log_b], slot_reg)),
             entry_valid.eq(resp.valid),
