@@ -208,6 +208,10 @@ def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, s
         return (low_bytes + (x_size << log_e) + cfg.bus_bytes - 1) >> log_b
 
     stride_bytes = f["x_stride"] << log_e
+    # a row's bytes + bus_bytes - 1, registered at start: one adder to the next beat count
+    span = Signal(len(f["x_size"]) + log_e + log_b + 1)
+    with m.If(start):
+        m.d.sync += span.eq((insn.x_size << log_e) + cfg.bus_bytes - 1)
     with m.If(start):
         m.d.sync += [row_addr.eq(insn.dram_base << log_e),
                      rows_left.eq(Mux(insn.x_size == 0, 0, rows)),
@@ -219,6 +223,8 @@ def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, s
         m.d.sync += [row_addr.eq(row_addr + stride_bytes),
                      rows_left.eq(rows_left - 1),
                      req.valid.eq(rows_left != 1),
-                     req.payload.beats.eq(beats_for(next_low, f["x_size"]))]
+                     req.payload.beats.eq(f["x_size"] << (log_e - log_b)
+                                          if entry_bytes >= cfg.bus_bytes
+                                          else (next_low + span) >> log_b)]
     m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
     return req.valid
