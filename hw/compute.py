@@ -119,10 +119,14 @@ class Compute(wiring.Component):
                 with m.If(~self.wait_l2c & ~self.wait_s2c):
                     m.d.comb += [self.pop_l2c.eq(gemm.pop_prev), self.pop_s2c.eq(gemm.pop_next)]
                     with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)):
-                        m.d.comb += loop.start.eq(1)
-                        m.next = "LOOP"
+                        m.next = "START"
                     with m.Else():
                         m.next = "DRAIN"
+            with m.State("START"):
+                # the loop's start is decoded from the state register alone: the token
+                # checks above never reach the loop registers' clock enables (Fmax)
+                m.d.comb += [self.busy.eq(1), loop.start.eq(1)]
+                m.next = "LOOP"
             with m.State("LOOP"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~loop.busy):
