@@ -4,7 +4,9 @@ Read side: ``n_read`` clients (fetch, load, compute) share AR and R. Requests ar
 round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB. One tag
 per issued burst names its client, and R beats go to that client in order (one ID, so
 responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
-issued while the previous one streams and the bus moves one beat per cycle.
+issued while the previous one streams and the bus moves one beat per cycle. Each read
+client's requests and responses pass a register slice, so no client's logic and the
+arbiter's or the R channel's meet in one cycle (FPGA timing; two cycles of latency).
 
 Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
 bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
