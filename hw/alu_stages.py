@@ -33,7 +33,7 @@ class AluStages:
     def __init__(self, m: Module, cfg: Config):
         self.m, self.cfg = m, cfg
         self.bits = cfg.acc_bits
-        self.lanes = len(element_view(cfg, "acc", Signal(entry_bits(cfg, "acc"))))
+        self.lanes = entry_bits(cfg, "acc") // cfg.acc_bits      # accumulator elements
 
     def stage4(self, op, dst_row, src_row, enable) -> None:
         m, cfg, bits = self.m, self.cfg, self.bits
