@@ -10,9 +10,11 @@ Why these shapes:
 - **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
   alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
   accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
-  128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits with
-  the same 128 MACs/cycle. Buffers are
-  cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
+  128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
+  does not route here (router2 still had 14k overused wires after 42 min): the preset is
+  1x16x4 (64 + 4x3 + 1 = 77 DSPs), which routes in 10-14 min and meets 55 MHz (56.8 MHz
+  at a 100 MHz request; the GEMM product's routes to and from the DSP rows limit it).
+  Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
   90 MHz: the full core measured 92.1 MHz there (the GEMM product through a MULT18X18D
@@ -70,8 +72,9 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024,
-          notes="1x16x8: 128 GEMM + 24 ALU + 1 multipliers fit the 156 MULT18X18D; "
-                "1x8x16 (177) and 1x16x16 (305) do not"),
+          notes="1x16x4 at 55 MHz: 64 GEMM + 12 ALU + 1 multipliers; 1x16x8 (153) fits "
+                "the 156 MULT18X18D but does not route, 1x8x16 (177) and 1x16x16 (305) "
+                "do not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
