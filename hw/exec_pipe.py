@@ -6,7 +6,8 @@
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1c, 1b, 1 hold too)
     stage 3  SRAM read data registered (nothing else in this cycle)
-    stage 4  GEMM: element products registered (DSP multipliers); ALU: operand, sums,
+    stage 4  GEMM: element products registered (DSP multipliers; in an ECP5 build the
+             register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: operand, sums,
              compares and shift distances registered, MUL as three half-width partial
              products (DSP multipliers); see hw/alu_stages.py
     stage 5  GEMM: adder trees registered; ALU: shifts, MUL combined, result selected
@@ -38,6 +39,7 @@ from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
 
 from .alu_stages import AluStages
+from .ecp5_dsp import registered_product
 from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
@@ -145,16 +147,13 @@ class ExecPipe(wiring.Component):
         gemm4, alu4 = valid[4] & ~op[4].is_alu, valid[4] & op[4].is_alu
         inp = element_view(cfg, "inp", inp4)
         wgt = element_view(cfg, "wgt", wgt4)
-        prod_bits = cfg.elem_bits("inp") + cfg.elem_bits("wgt")
         products = {}
-        with m.If(gemm4):
-            for b in range(cfg.batch):
-                for o in range(cfg.block_out):
-                    for i in range(cfg.block_in):
-                        p = Signal(signed(prod_bits), name=f"prod5_{b}_{o}_{i}",
-                                   reset_less=True)
-                        m.d.sync += p.eq(inp[b * cfg.block_in + i] * wgt[o * cfg.block_in + i])
-                        products[b, o, i] = p
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                for i in range(cfg.block_in):
+                    products[b, o, i] = registered_product(
+                        m, platform, inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
+                        gemm4, name=f"prod5_{b}_{o}_{i}")
         # ALU lanes: stages 4..6 (hw/alu_stages.py)
         alu = AluStages(m, cfg)
         alu.stage4(op[4], accd4, accs4, alu4)

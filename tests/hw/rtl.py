@@ -49,12 +49,14 @@ def to_verilog(component, name: str) -> str:
             os.environ["AMARANTH_USE_YOSYS"] = saved
 
 
-def build(name: str, component, top: str = "dut") -> Path:
-    """Verilate ``component`` (once per Verilog text) and return its build directory."""
+def build(name: str, component, top: str = "dut", sources=()) -> Path:
+    """Verilate ``component`` (once per Verilog text), with the Verilog files ``sources``
+    (cell models) beside it, and return its build directory."""
     env = toolchain()
     import cocotb
     text = to_verilog(component, top)
-    digest = hashlib.sha256((text + cocotb.__version__).encode()).hexdigest()[:16]
+    extra = "".join(Path(s).read_text() for s in sources)
+    digest = hashlib.sha256((text + extra + cocotb.__version__).encode()).hexdigest()[:16]
     build_dir = CACHE / f"{name}-{digest}"
     stamp = build_dir / "built.stamp"
     if stamp.exists():
@@ -66,7 +68,7 @@ def build(name: str, component, top: str = "dut") -> Path:
     from cocotb_tools.runner import get_runner
     os.environ.update(env)
     runner = get_runner("verilator")
-    runner.build(sources=[source], hdl_toplevel=top, build_dir=build_dir,
+    runner.build(sources=[source, *map(Path, sources)], hdl_toplevel=top, build_dir=build_dir,
                  build_args=["-Wno-fatal", "-Wno-lint", "-Wno-style", "-O2"],
                  log_file=build_dir / "build.log")
     stamp.write_text(digest)
@@ -74,9 +76,9 @@ def build(name: str, component, top: str = "dut") -> Path:
 
 
 def run(name: str, component, bench: str, env: dict | None = None,
-        top: str = "dut") -> None:
+        top: str = "dut", sources=()) -> None:
     """Build (cached) and run every cocotb test in ``benches/<bench>.py``; fail on failure."""
-    build_dir = build(name, component, top)
+    build_dir = build(name, component, top, sources)
     from cocotb_tools.runner import get_results, get_runner
     os.environ.update(toolchain())
     if str(BENCHES) not in sys.path:    # the runner passes sys.path on as PYTHONPATH
