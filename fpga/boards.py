@@ -48,6 +48,7 @@ class Board:
     uart_baud: int = 115200
     notes: str = ""
     hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
+    dsp_product_registers: bool = False   # GEMM product registers inside the DSPs (ECP5)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -78,7 +79,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
-          dram_bytes=16 * 1024,
+          dram_bytes=16 * 1024, dsp_product_registers=True,
           notes="1x8x2: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D (1x4x4 needs 29)"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",

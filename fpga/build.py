@@ -59,6 +59,7 @@ def platform_for(board: Board):
                         f"(pip install 'vtalab[fpga]'), not missing: {exc}") from None
     from .top import add_board_resources
     platform = cls()
+    platform.vtalab_dsp_product_registers = board.dsp_product_registers   # hw/ecp5_dsp.py
     add_board_resources(board, platform)
     return platform
 

@@ -1,13 +1,15 @@
 """Registered signed products in ECP5 MULT18X18D blocks, and the generic equivalent.
 
 Yosys maps ``a * b`` to a MULT18X18D without its internal registers (it has no ECP5 DSP
-register packing), so a product register stays in the fabric, a route away from the DSP:
-on the grade-6 ULX3S that route alone took 7 ns of the 10 ns cycle. In an ECP5 build the
-exec pipe's product register is therefore the MULT18X18D's own output register
-(``REG_OUTPUT_CLK``, clocked by the sync domain, clock enable ``CE0``, never reset; GSR off:
-the register is reset-less like the generic one). Everywhere else (simulation, Verilog for
-the vendor flows) it is an ordinary register. Both load ``a * b`` when ``enable`` is high
-and hold otherwise.
+register packing), so a product register stays in the fabric, a route away from the DSP.
+On an ECP5 board that asks for it (``Board.dsp_product_registers``, which the FPGA build
+puts on the platform) the exec pipe's product register is the MULT18X18D's own output
+register (``REG_OUTPUT_CLK``, clocked by the sync domain, clock enable ``CE0``, never
+reset; GSR off: reset-less like the generic one). That moved the OrangeCrab-25F from 92.1
+to 104.9 MHz; on the ULX3S-85F's 1x16x4 it moved the long route to the adder trees instead
+and did not route (docs/fpga.md), so that board keeps fabric registers. Everywhere else
+(simulation, Verilog for the vendor flows) it is an ordinary register. Both load ``a * b``
+when ``enable`` is high and hold otherwise.
 """
 from __future__ import annotations
 
@@ -17,15 +19,16 @@ from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal, sign
 _OPERAND_BITS, _PRODUCT_BITS = 18, 36
 
 
-def is_ecp5(platform) -> bool:
-    return getattr(platform, "family", None) == "ecp5"
+def uses_dsp_registers(platform) -> bool:
+    return (getattr(platform, "family", None) == "ecp5"
+            and getattr(platform, "vtalab_dsp_product_registers", False))
 
 
 def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
     """A register holding the signed product of ``a`` and ``b`` (loaded when ``enable``)."""
     width = len(a) + len(b)
     product = Signal(signed(width), name=name, reset_less=True)
-    if not is_ecp5(platform) or max(len(a), len(b)) > _OPERAND_BITS:
+    if not uses_dsp_registers(platform) or max(len(a), len(b)) > _OPERAND_BITS:
         with m.If(enable):
             m.d.sync += product.eq(a * b)
         return product

@@ -1,5 +1,6 @@
-"""ECP5 product registers inside the MULT18X18D: the exec pipe instantiates them for ECP5
-builds only, and under the cell model (tests/fpga/models) they equal the generic register."""
+"""ECP5 product registers inside the MULT18X18D: the exec pipe instantiates them for the
+ECP5 boards that ask for them only, and under the cell model (tests/fpga/models) they equal
+the generic register."""
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,12 @@ MODEL = Path(__file__).resolve().parent / "models" / "MULT18X18D.v"
 
 class Ecp5:
     family = "ecp5"
+    vtalab_dsp_product_registers = True
+
+
+class Ecp5FabricRegisters:
+    family = "ecp5"
+    vtalab_dsp_product_registers = False
 
 
 class ProductPair(wiring.Component):
@@ -52,6 +59,14 @@ def test_exec_pipe_puts_every_gemm_product_register_in_a_dsp_only_for_ecp5():
         a7 = cell.split("connect \\A7 ")[1].split("\n")[0]
         assert all(f"connect \\A{k} {a7}\n" in cell for k in range(8, 18))
     assert not _cells(rtlil.convert(ExecPipe(cfg)), "MULT18X18D")
+    assert not _cells(rtlil.convert(ExecPipe(cfg), platform=Ecp5FabricRegisters()), "MULT18X18D")
+
+
+def test_only_boards_that_ask_get_dsp_product_registers():
+    from vtalab.fpga.build import platform_for
+    from vtalab.fpga import get_board
+    assert platform_for(get_board("orangecrab-25f")).vtalab_dsp_product_registers
+    assert not platform_for(get_board("ulx3s-85f")).vtalab_dsp_product_registers
 
 
 @pytest.mark.slow
