@@ -17,8 +17,8 @@ Why these shapes:
   Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
-  90 MHz: the full core measured 92.1 MHz there (the GEMM product through a MULT18X18D
-  without its internal registers limits it; docs/fpga.md).
+  100 MHz (102.6 MHz achieved), with the GEMM product registers inside the MULT18X18Ds
+  (hw/ecp5_dsp.py; 92.1 MHz without them; docs/fpga.md).
 - **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
   with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
 """

@@ -106,14 +106,20 @@ class ControlRegs(wiring.Component):
             m.d.sync += self.start.eq(wdata[0])
 
     def _read_channel(self, m, values: dict):
+        """A read takes the address into a register, then selects the word a cycle later:
+        the host's address comes from far away on an FPGA (the UART bridge), the register
+        values from all over the core, and the two routes no longer share a cycle."""
         bus = self.bus
-        m.d.comb += [bus.arready.eq(~bus.rvalid), bus.rresp.eq(OKAY)]
+        raddr = Signal.like(bus.araddr, name="raddr")
+        selecting = Signal()
+        m.d.comb += [bus.arready.eq(~bus.rvalid & ~selecting), bus.rresp.eq(OKAY)]
         with m.If(bus.rvalid & bus.rready):
             m.d.sync += bus.rvalid.eq(0)
         with m.If(bus.arvalid & bus.arready):
-            m.d.sync += [bus.rvalid.eq(1), bus.rdata.eq(0)]
-            word_addr = bus.araddr >> 2 << 2
-            with m.Switch(word_addr):
+            m.d.sync += [selecting.eq(1), raddr.eq(bus.araddr >> 2 << 2)]
+        with m.If(selecting):
+            m.d.sync += [selecting.eq(0), bus.rvalid.eq(1), bus.rdata.eq(0)]
+            with m.Switch(raddr):
                 for offset, value in values.items():
                     with m.Case(offset):
                         m.d.sync += bus.rdata.eq(value)
