@@ -6,8 +6,8 @@
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1c, 1b, 1 hold too)
     stage 3  SRAM read data registered (nothing else in this cycle)
-    stage 4  GEMM: element products registered (DSP multipliers; in an ECP5 build the
-             register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: operand, sums,
+    stage 4  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
+             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: operand, sums,
              compares and shift distances registered, MUL as three half-width partial
              products (DSP multipliers); see hw/alu_stages.py
     stage 5  GEMM: adder trees registered; ALU: shifts, MUL combined, result selected

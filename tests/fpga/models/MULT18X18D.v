@@ -1,5 +1,5 @@
 // Behavioural model of the ECP5 MULT18X18D in the configurations vtalab instantiates
-// (hw/ecp5_dsp.py), from Lattice's sysDSP usage guide (FPGA-TN-02205): P is the product of
+// (hw/ecp5_dsp.py), from Lattice's ECP5 sysDSP usage guide (TN1267): P is the product of
 // A and B, each signed when SIGNEDA / SIGNEDB is 1; with REG_OUTPUT_CLK = "CLK0" P comes
 // from an output register clocked by CLK0 that loads when CE0 is 1 and clears
 // synchronously when RST0 is 1 (RESETMODE "SYNC"). Input and pipeline registers, the
