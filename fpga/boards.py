@@ -11,10 +11,10 @@ Why these shapes:
   alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
   accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
   128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
-  does not route here (router2 still had 14k overused wires after 42 min): the preset is
-  1x16x4 (64 + 4x3 + 1 = 77 DSPs), which routes in 10-14 min and meets 55 MHz (56.8 MHz
-  at a 100 MHz request; the GEMM product's routes to and from the DSP rows limit it).
-  Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
+  does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4 only
+  sometimes (two builds routed in 10-14 min at 55-57 MHz, a third had not after 23 min):
+  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~7 min and meets 70 MHz
+  (77.8 achieved). Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
   100 MHz (102.6 MHz achieved), with the GEMM product registers inside the MULT18X18Ds
@@ -73,9 +73,9 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024,
-          notes="1x16x4 at 55 MHz: 64 GEMM + 12 ALU + 1 multipliers; 1x16x8 (153) fits "
-                "the 156 MULT18X18D but does not route, 1x8x16 (177) and 1x16x16 (305) "
-                "do not fit"),
+          notes="1x16x2 at 70 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
+                "the 156 MULT18X18D but does not route, 1x16x4 (77) routes only sometimes, "
+                "1x8x16 (177) and 1x16x16 (305) do not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

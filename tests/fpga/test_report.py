@@ -33,7 +33,7 @@ def test_parse_and_report(tmp_path):
     report = make_report(board, cfg, parsed, estimate(cfg, board), {"yosys": 100.0}, 100.0)
     assert report["core_clock"] == "clk" and report["fmax_mhz"] == 61.25
     assert not report["timing_met"]
-    assert report["peak_gops"] == pytest.approx(64 * 2 * 61.25 / 1000, abs=1e-3)
+    assert report["peak_gops"] == pytest.approx(32 * 2 * 61.25 / 1000, abs=1e-3)
     json_path, text_path = write_report(report, tmp_path)
     assert json.loads(json_path.read_text())["utilization"]["lut"]["used"] == 30000
     text = text_path.read_text()
