@@ -10,11 +10,6 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
 
-def signed(value: int, bits: int) -> int:
-    value &= (1 << bits) - 1
-    return value - (1 << bits) if value >> (bits - 1) else value
-
-
 @cocotb.test()
 async def test_every_int8_pair_with_enable(dut):
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
@@ -26,7 +21,7 @@ async def test_every_int8_pair_with_enable(dut):
     for step, (a, b) in enumerate(pairs):
         await FallingEdge(dut.clk)
         if expected is not None:
-            dsp, ref = signed(dut.dsp.value.to_unsigned(), 16), signed(dut.ref.value.to_unsigned(), 16)
+            dsp, ref = dut.dsp.value.to_signed(), dut.ref.value.to_signed()
             assert dsp == ref == expected, (step, a, b, dsp, ref, expected)
             checked += 1
         enable = step % 7 != 3                  # hold one cycle in seven
