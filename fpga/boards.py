@@ -72,7 +72,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
-          dram_bytes=64 * 1024,
+          dram_bytes=64 * 1024, dsp_product_registers=True,
           notes="1x16x2 at 70 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
                 "the 156 MULT18X18D but does not route, 1x16x4 (77) routes only sometimes, "
                 "1x8x16 (177) and 1x16x16 (305) do not fit"),

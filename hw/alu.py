@@ -24,9 +24,9 @@ class AluCore(wiring.Component):
     """``result = op(dst_row, src_row or imm)`` lane by lane.
 
     With ``mul=False`` the MUL opcode is left out (its result is ``dst``): a pipelined user
-    computes it itself, e.g. with :func:`mul_partials` / :func:`mul_combine`. With
-    ``sat_clip=False`` SAT stops before the clip (its result is the shifted sum): a
-    pipelined user clips in the next stage with :func:`sat_clip`."""
+    computes it itself, e.g. with :func:`mul_operand_pairs`, :func:`mul_cross` and
+    :func:`mul_combine`. With ``sat_clip=False`` SAT stops before the clip (its result is
+    the shifted sum): a pipelined user clips in the next stage with :func:`sat_clip`."""
 
     def __init__(self, cfg: Config, mul: bool = True, sat_clip: bool = True):
         self.cfg, self.mul, self.sat_clip = cfg, mul, sat_clip
@@ -102,17 +102,24 @@ def sat_clip(cfg: Config, x, relu):
     return Mux(x > top, top, Mux(x < low, low, x))
 
 
-def mul_partials(bits: int, a, b) -> tuple:
-    """The three products whose sum is ``a * b`` mod 2**bits, each at most
-    ceil(bits/2) x ceil(bits/2) unsigned bits (one DSP multiplier each):
-    ``lo = aL*bL``, ``mid = aL*bH + aH*bL`` is formed later from the two cross products."""
+def mul_operand_pairs(bits: int, a, b) -> tuple:
+    """The three unsigned operand pairs whose products sum to ``a * b`` mod 2**bits, each
+    at most ceil(bits/2) x ceil(bits/2) bits (one DSP multiplier each): ``lo = aL*bL``,
+    and the two cross products ``aL*bH``, ``aH*bL`` that form ``mid`` later."""
     h = (bits + 1) // 2
     al, ah = a.as_unsigned()[:h], a.as_unsigned()[h:bits]
     bl, bh = b.as_unsigned()[:h], b.as_unsigned()[h:bits]
-    return al * bl, al * bh, ah * bl
+    return (al, bl), (al, bh), (ah, bl)
 
 
-def mul_combine(bits: int, lo, cross0, cross1):
-    """``a * b`` mod 2**bits from :func:`mul_partials`' products."""
+def mul_cross(bits: int, cross0, cross1):
+    """The low bits of the two cross products' sum that reach the result (a register
+    between :func:`mul_cross` and :func:`mul_combine` splits the two carry chains)."""
+    return (cross0 + cross1)[:bits - (bits + 1) // 2]
+
+
+def mul_combine(bits: int, lo, cross):
+    """``a * b`` mod 2**bits from ``lo`` of :func:`mul_operand_pairs` and
+    :func:`mul_cross`."""
     h = (bits + 1) // 2
-    return (lo + ((cross0 + cross1) << h))[:bits]
+    return (lo + (cross << h))[:bits]

@@ -244,13 +244,18 @@ class AxiMaster(wiring.Component):
             wlens.w_en.eq(split.advance),
             wlens.w_data.eq(split.burst_len),
         ]
+        # write data through a register slice: the slave's wready never reaches the
+        # client's packing logic in the same cycle
+        m.submodules.w_slice = ws = RegisterSlice(cfg.bus_bits + cfg.bus_bytes)
+        m.d.comb += [ws.i_valid.eq(client.data.valid), client.data.ready.eq(ws.i_ready),
+                     ws.i_data.eq(Cat(client.data.payload.data, client.data.payload.strb))]
         w_fire = Signal()
         m.d.comb += [
-            axi.wdata.eq(client.data.payload.data),
-            axi.wstrb.eq(client.data.payload.strb),
-            axi.wvalid.eq(client.data.valid & wlens.r_rdy),
+            axi.wdata.eq(ws.o_data[:cfg.bus_bits]),
+            axi.wstrb.eq(ws.o_data[cfg.bus_bits:]),
+            axi.wvalid.eq(ws.o_valid & wlens.r_rdy),
             axi.wlast.eq(beat == wlens.r_data),
-            client.data.ready.eq(axi.wready & wlens.r_rdy),
+            ws.o_ready.eq(axi.wready & wlens.r_rdy),
             w_fire.eq(axi.wvalid & axi.wready),
             wlens.r_en.eq(w_fire & axi.wlast),
             axi.bready.eq(1),
@@ -262,7 +267,8 @@ class AxiMaster(wiring.Component):
             m.d.sync += outstanding.eq(outstanding + 1)
         with m.Elif(b_fire & ~split.advance):
             m.d.sync += outstanding.eq(outstanding - 1)
-        m.d.comb += client.idle.eq(~split.busy & (outstanding == 0) & ~client.req.valid)
+        m.d.comb += client.idle.eq(~split.busy & (outstanding == 0) & ~client.req.valid
+                                 & ~ws.o_valid)
 
 
 def _request_slice(m: Module, name: str, req) -> RegisterSlice:

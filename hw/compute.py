@@ -107,6 +107,7 @@ class Compute(wiring.Component):
 
     def _control(self, m, word, gemm, loop, pipe, uop_dma, acc_dma):
         pushes = gemm.push_prev | gemm.push_next
+        mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.insn.ready.eq(1)
@@ -133,15 +134,18 @@ class Compute(wiring.Component):
                     m.next = "RETIRE"
             with m.State("DRAIN"):
                 m.d.comb += self.busy.eq(1)
-                mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type
                 with m.If(~pipe.busy):
                     with m.If(gemm.opcode == Opcode.LOAD):
-                        m.d.comb += [uop_dma.start.eq(mem_type == Mem.UOP),
-                                     acc_dma.start.eq(mem_type == Mem.ACC)]
-                        m.next = "DMA"
+                        m.next = "DMA_START"
                     with m.Else():
                         m.d.comb += self.finish.eq(gemm.opcode == Opcode.FINISH)
                         m.next = "RETIRE"
+            with m.State("DMA_START"):
+                # like START: the DMA starts are decoded from registers alone, so the
+                # pipe's busy never reaches the DMA registers' clock enables (Fmax)
+                m.d.comb += [self.busy.eq(1), uop_dma.start.eq(mem_type == Mem.UOP),
+                             acc_dma.start.eq(mem_type == Mem.ACC)]
+                m.next = "DMA"
             with m.State("DMA"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~uop_dma.busy & ~acc_dma.busy):

@@ -4,6 +4,11 @@ RW registers are storage the host writes; W1S registers pulse for one cycle when
 with bit 0 set; RO registers show a status input (``status_<bit>`` for STATUS,
 ``config_id``) or a 64-bit performance counter. Counters clear on START and count while
 ``running``; each has an increment input ``inc_<name>`` (1 bit, wider for byte counts).
+
+The counters take ``start``, ``running`` and the increments through a register of their own
+first (they come from all over the core, and ``start`` fans out to every counter bit), so a
+counter clears a cycle after START and adds each cycle's increments a cycle later: the
+totals are the same, and the host reads them after the run.
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from .interfaces import AxiLiteSignature
 
 COUNTER_BITS = 64
 OKAY = 0
+#: words per first-level read select (a LUT4 level handles 4 inputs: 8 is two levels)
+READ_GROUP = 8
 
 
 def increment_widths(cfg: Config) -> dict:
@@ -61,12 +68,16 @@ class ControlRegs(wiring.Component):
         for bit, pos in STATUS_BITS.items():
             m.d.comb += status[pos].eq(getattr(self, f"status_{bit}"))
         sources = {"status": status, "config_id": Const(self.cfg.config_id, 32)}
+        clear, counting = Signal(name="count_clear"), Signal(name="counting")
+        m.d.sync += [clear.eq(self.start), counting.eq(self.running)]
         for name in COUNTERS:
             counter = Signal(COUNTER_BITS, name=f"count_{name}")
-            with m.If(self.start):
+            inc = Signal.like(getattr(self, f"inc_{name}"), name=f"count_inc_{name}")
+            m.d.sync += inc.eq(getattr(self, f"inc_{name}"))
+            with m.If(clear):
                 m.d.sync += counter.eq(0)
-            with m.Elif(self.running):
-                m.d.sync += counter.eq(counter + getattr(self, f"inc_{name}"))
+            with m.Elif(counting):
+                m.d.sync += counter.eq(counter + inc)
             sources[name] = counter
         values = {}
         for reg in REGISTERS:
@@ -81,22 +92,27 @@ class ControlRegs(wiring.Component):
         return values
 
     def _write_channel(self, m):
+        """A write takes the address and data into registers, then decodes the address
+        and writes a cycle later (the host's bus and the registers' clock enables never
+        share a cycle); the response follows the write."""
         bus = self.bus
-        fire = Signal()
+        fire, writing = Signal(), Signal()
+        waddr, wdata = Signal.like(bus.awaddr, name="waddr"), Signal(32, name="wdata")
         m.d.comb += [
-            fire.eq(bus.awvalid & bus.wvalid & ~bus.bvalid),
+            fire.eq(bus.awvalid & bus.wvalid & ~bus.bvalid & ~writing),
             bus.awready.eq(fire), bus.wready.eq(fire), bus.bresp.eq(OKAY),
         ]
         with m.If(bus.bvalid & bus.bready):
             m.d.sync += bus.bvalid.eq(0)
-        m.d.sync += self.start.eq(0)             # a one-cycle strobe, from a flip-flop
+        m.d.sync += [self.start.eq(0), writing.eq(fire)]    # start: a one-cycle strobe
         with m.If(fire):
+            m.d.sync += [waddr.eq(bus.awaddr >> 2 << 2), wdata.eq(bus.wdata)]
+        with m.If(writing):
             m.d.sync += bus.bvalid.eq(1)
-            word_addr = bus.awaddr >> 2 << 2
             for reg in REGISTERS:
                 for word in range(reg.words):
-                    with m.If(word_addr == reg.offset + word * REG_BYTES):
-                        self._write_word(m, reg, word, bus.wdata)
+                    with m.If(waddr == reg.offset + word * REG_BYTES):
+                        self._write_word(m, reg, word, wdata)
 
     def _write_word(self, m, reg, word, wdata):
         if reg.access is Access.RW:
@@ -106,20 +122,35 @@ class ControlRegs(wiring.Component):
             m.d.sync += self.start.eq(wdata[0])
 
     def _read_channel(self, m, values: dict):
-        """A read takes the address into a register, then selects the word a cycle later:
-        the host's address comes from far away on an FPGA (the UART bridge), the register
-        values from all over the core, and the two routes no longer share a cycle."""
+        """A read takes the address into a register, selects the word within its group of
+        READ_GROUP words a cycle later, and the group a cycle after that: the host's
+        address comes from far away on an FPGA (the UART bridge), the register values
+        from all over the core, and no route or wide mux shares a cycle with another."""
         bus = self.bus
         raddr = Signal.like(bus.araddr, name="raddr")
-        selecting = Signal()
-        m.d.comb += [bus.arready.eq(~bus.rvalid & ~selecting), bus.rresp.eq(OKAY)]
+        step = Signal(2)                    # 1: select within groups, 2: select the group
+        m.d.comb += [bus.arready.eq(~bus.rvalid & (step == 0)), bus.rresp.eq(OKAY)]
         with m.If(bus.rvalid & bus.rready):
             m.d.sync += bus.rvalid.eq(0)
         with m.If(bus.arvalid & bus.arready):
-            m.d.sync += [selecting.eq(1), raddr.eq(bus.araddr >> 2 << 2)]
-        with m.If(selecting):
-            m.d.sync += [selecting.eq(0), bus.rvalid.eq(1), bus.rdata.eq(0)]
-            with m.Switch(raddr):
-                for offset, value in values.items():
-                    with m.Case(offset):
-                        m.d.sync += bus.rdata.eq(value)
+            m.d.sync += [step.eq(1), raddr.eq(bus.araddr >> 2 << 2)]
+        span = READ_GROUP * REG_BYTES
+        groups = {}
+        for offset, value in values.items():
+            groups.setdefault(offset // span, {})[offset % span] = value
+        picked = {g: Signal(32, name=f"rgroup_{g}") for g in groups}
+        group_of = Signal(range(max(groups) + 1), name="rgroup")
+        with m.If(step == 1):
+            m.d.sync += [step.eq(2), group_of.eq(raddr // span)]
+            for g, words in groups.items():
+                m.d.sync += picked[g].eq(0)
+                with m.Switch(raddr % span):
+                    for offset, value in words.items():
+                        with m.Case(offset):
+                            m.d.sync += picked[g].eq(value)
+        with m.If(step == 2):
+            m.d.sync += [step.eq(0), bus.rvalid.eq(1), bus.rdata.eq(0)]
+            with m.Switch(group_of):
+                for g in groups:
+                    with m.Case(g):
+                        m.d.sync += bus.rdata.eq(picked[g])

@@ -76,31 +76,39 @@ class DmaReader(wiring.Component):
     def _writer(self, m: Module, f: dict, start_values: dict) -> Signal:
         """Walks the destination entries. Whether an entry is padding comes from four
         registered flags (x >= x_lo, x < x_hi, y >= y_lo, y < y_hi) updated by equality
-        tests against bounds registered when the LOAD starts, so no adder or magnitude
-        comparator sits between the counters and the SRAM write / R-channel ready."""
+        tests against bounds registered in the two setup cycles after the LOAD starts, so
+        no adder or magnitude comparator sits between the counters and the SRAM write /
+        R-channel ready."""
         cfg = self.cfg
         writing = Signal()
         xw, yw = len(f["x_size"]) + 1, len(f["y_size"]) + 1
         row, col = Signal(yw), Signal(xw)
         sram_addr = Signal(cfg.addr_bits(self.buffer))
-        bounds = {}                                # registered with the fields at start
+        # bounds: the ones from zero tests and single adds registered at start, the two
+        # from sums of those in the setup cycle after it (nothing is written before the
+        # second setup cycle, whose row flags already see every bound)
+        bounds, later = {}, {}
         v = start_values
         for axis, width in (("x", xw), ("y", yw)):
             lo, size, hi_pad = v[f"{axis}_pad_0"], v[f"{axis}_size"], v[f"{axis}_pad_1"]
-            hi = Signal(width, name=f"{axis}_hi_sum")
-            m.d.comb += hi.eq(lo + size)
+            hi_sum = Signal(width, name=f"{axis}_hi_sum")
+            pad_m1 = Signal(width, name=f"{axis}_pad_1_m1")
             bounds[axis] = dict(
-                last=(Signal(width, name=f"{axis}_last"), lo + size + hi_pad - 1),
+                hi_sum=(hi_sum, lo + size), pad_m1=(pad_m1, hi_pad - 1),
                 lo_m1=(Signal(width, name=f"{axis}_lo_m1"), lo - 1),
-                hi_m1=(Signal(width, name=f"{axis}_hi_m1"), hi - 1),
                 lo=(Signal(width, name=f"{axis}_lo"), lo),
-                empty=(Signal(name=f"{axis}_empty"), (lo + size + hi_pad) == 0),
+                # sums of unsigned fields are zero only when every term is
+                empty=(Signal(name=f"{axis}_empty"), (lo == 0) & (size == 0) & (hi_pad == 0)),
                 ge0=(Signal(name=f"{axis}_ge0"), lo == 0),
-                lt0=(Signal(name=f"{axis}_lt0"), hi != 0),
+                lt0=(Signal(name=f"{axis}_lt0"), (lo != 0) | (size != 0)),
             )
+            later[axis] = dict(last=(Signal(width, name=f"{axis}_last"), hi_sum + pad_m1),
+                               hi_m1=(Signal(width, name=f"{axis}_hi_m1"), hi_sum - 1))
         b = {axis: {k: reg for k, (reg, _) in d.items()} for axis, d in bounds.items()}
-        first_cell = Signal()
-        m.d.sync += first_cell.eq(self.start)
+        for axis, d in later.items():
+            b[axis].update({k: reg for k, (reg, _) in d.items()})
+        first_cell, second_cell = Signal(), Signal()
+        m.d.sync += [first_cell.eq(self.start), second_cell.eq(first_cell)]
         names = ("ge_x", "lt_x", "ge_y", "lt_y")
         flags = {n: Signal(name=n) for n in names}
         nxt = {n: Signal(name=f"{n}_next") for n in names}
@@ -109,6 +117,7 @@ class DmaReader(wiring.Component):
             m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
             m.d.sync += [writing.eq(1), row.eq(0)]
         with m.If(first_cell):
+            m.d.sync += [reg.eq(value) for d in later.values() for reg, value in d.values()]
             m.d.sync += sram_addr.eq(f["sram_base"])
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
@@ -118,7 +127,7 @@ class DmaReader(wiring.Component):
                                                   b["x"]["hi_m1"])
         advance = Signal()
         m.d.comb += [
-            advance.eq(writing & ~first_cell & (pad | entry_valid)),
+            advance.eq(writing & ~first_cell & ~second_cell & (pad | entry_valid)),
             take.eq(advance & ~pad),
             self.write.en.eq(advance),
             self.write.addr.eq(sram_addr),

@@ -95,12 +95,18 @@ class DmaWriter(wiring.Component):
         per_beat = cfg.bus_bytes // self.entry_bytes
         log_e, log_b = log2(self.entry_bytes), log2(cfg.bus_bytes)
         row_addr = Signal(ADDR_BITS)
-        col = Signal.like(f["x_size"])
+        # the column as registered flags and a down-count: no compare or adder sits between
+        # the FIFO's data and the beat register
+        first, last = Signal(name="col_first"), Signal(name="col_last")
+        left = Signal.like(f["x_size"], name="cols_left")       # after the current one
+        x_m1, x_is_1 = Signal.like(f["x_size"], name="x_size_m1"), Signal(name="x_size_is_1")
         slot_reg = Signal(range(per_beat))
         acc_data, acc_strb = Signal(cfg.bus_bits), Signal(cfg.bus_bytes)
         with m.If(self.start):
-            m.d.sync += [row_addr.eq(insn.dram_base << log_e), col.eq(0)]
-        slot = Mux(col == 0, row_addr[log_e:log_b], slot_reg)
+            m.d.sync += [row_addr.eq(insn.dram_base << log_e), first.eq(1),
+                         left.eq(insn.x_size - 1), x_m1.eq(insn.x_size - 1),
+                         last.eq(insn.x_size == 1), x_is_1.eq(insn.x_size == 1)]
+        slot = Mux(first, row_addr[log_e:log_b], slot_reg)
         new_data, new_strb = Signal(cfg.bus_bits), Signal(cfg.bus_bytes)
         take = Signal()
         m.d.comb += [
@@ -113,13 +119,13 @@ class DmaWriter(wiring.Component):
         with m.If(out.valid & out.ready):
             m.d.sync += out.valid.eq(0)
         with m.If(take):
-            row_last = col == f["x_size"] - 1
             m.d.sync += slot_reg.eq(slot + 1)
-            with m.If(row_last):
-                m.d.sync += [col.eq(0), row_addr.eq(row_addr + (f["x_stride"] << log_e))]
+            with m.If(last):
+                m.d.sync += [first.eq(1), left.eq(x_m1), last.eq(x_is_1),
+                             row_addr.eq(row_addr + (f["x_stride"] << log_e))]
             with m.Else():
-                m.d.sync += col.eq(col + 1)
-            with m.If(row_last | (slot == per_beat - 1)):
+                m.d.sync += [first.eq(0), left.eq(left - 1), last.eq(left == 1)]
+            with m.If(last | (slot == per_beat - 1)):
                 m.d.sync += [out.valid.eq(1), out.payload.data.eq(new_data),
                              out.payload.strb.eq(new_strb), acc_data.eq(0), acc_strb.eq(0)]
             with m.Else():

@@ -1,4 +1,4 @@
-"""Registered signed products in ECP5 MULT18X18D blocks, and the generic equivalent.
+"""Registered products in ECP5 MULT18X18D blocks, and the generic equivalent.
 
 Yosys maps ``a * b`` to a MULT18X18D without its internal registers (it has no ECP5 DSP
 register packing), so a product register stays in the fabric, a route away from the DSP.
@@ -25,9 +25,15 @@ def uses_dsp_registers(platform) -> bool:
 
 
 def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
-    """A register holding the signed product of ``a`` and ``b`` (loaded when ``enable``)."""
+    """A register holding the product of ``a`` and ``b`` (loaded when ``enable``); signed
+    when both are, unsigned when both are (the MULT18X18D's SIGNEDA/SIGNEDB)."""
     width = len(a) + len(b)
-    product = Signal(signed(width), name=name, reset_less=True)
+    signs = {a.shape().signed, b.shape().signed}
+    if len(signs) != 1:
+        raise TypeError(f"registered_product operands must both be signed or both unsigned, "
+                        f"not {a.shape()} and {b.shape()}")
+    is_signed = signs.pop()
+    product = Signal(signed(width) if is_signed else width, name=name, reset_less=True)
     if not uses_dsp_registers(platform) or max(len(a), len(b)) > _OPERAND_BITS:
         with m.If(enable):
             m.d.sync += product.eq(a * b)
@@ -40,16 +46,19 @@ def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
         p_GSR="DISABLED", p_RESETMODE="SYNC",
         p_MULT_BYPASS="DISABLED", p_CLK0_DIV="ENABLED",
         i_CLK0=ClockSignal("sync"), i_CE0=enable, i_RST0=Const(0),
-        i_SIGNEDA=Const(1), i_SIGNEDB=Const(1), i_SOURCEA=Const(0), i_SOURCEB=Const(0),
-        **_bits("i_A", _sign_extend(a)), **_bits("i_B", _sign_extend(b)),
+        i_SIGNEDA=Const(is_signed), i_SIGNEDB=Const(is_signed),
+        i_SOURCEA=Const(0), i_SOURCEB=Const(0),
+        **_bits("i_A", _extend(a)), **_bits("i_B", _extend(b)),
         **_bits("o_P", raw),
     )
     m.d.comb += product.eq(raw[:width])
     return product
 
 
-def _sign_extend(value):
-    return Cat(value, value[-1].replicate(_OPERAND_BITS - len(value)))
+def _extend(value):
+    """To the 18-bit operand: sign-extended when signed, zero-extended when not."""
+    top = value[-1] if value.shape().signed else Const(0, 1)
+    return Cat(value, top.replicate(_OPERAND_BITS - len(value)))
 
 
 def _bits(prefix: str, value) -> dict:

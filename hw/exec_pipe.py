@@ -5,28 +5,36 @@
     stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1c, 1b, 1 hold too)
-    stage 3  SRAM read data registered (nothing else in this cycle)
+    stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate's
+             shift decoded
     stage 4  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
              for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: operand, sums,
              compares and shift distances registered, MUL as three half-width partial
              products (DSP multipliers); see hw/alu_stages.py
-    stage 5  GEMM: adder trees registered; ALU: shifts, MUL combined, result selected
-    stage 6  accumulate: forward in-flight results into the acc row, add the tree sums
-             (or select the ALU result, SAT clipped, / zero); result registered
-    stage 7  write acc[dst] and out[dst] (low out_bits of every element)
+    stage 5  GEMM: the first adder-tree levels (sums of groups of products) registered;
+             ALU: shifts, result selected, MUL's cross products summed
+    stage 6  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
+             the older in-flight results forwarded into it, registered; ALU: SAT's clip
+             or MUL's final add, registered
+    stage 7  accumulate: forward the newest in-flight result into the acc row, add the
+             tree sums (or select the ALU result / zero); result registered
+    stage 8  write acc[dst] and out[dst] (low out_bits of every element)
 
-Forwarding (GEMM): the acc row read in stage 2 misses the writes of the five micro-ops ahead
-of it (stages 3..7 at read time). In stage 6 they sit in the result register (stage 7) and
-four history registers (stages 8..11); the newest one with the same index replaces the row.
-The select is computed one stage early from registered indices, so the accumulate cycle is
-only result register -> mux -> adder -> result register.
+Forwarding (GEMM): the acc row read in stage 2 misses the writes of the six micro-ops ahead
+of it (stages 3..8 at read time). When it reaches stage 7 they sit in the result register
+(stage 8) and history registers (stages 9..13); all but the newest were already results a
+cycle earlier (stages 8..12), so stage 6 forwards them into the row and registers it, and
+stage 7 only chooses between that row and the result register. The selects are computed a
+stage early from registered indices, so the accumulate cycle is result register -> one mux
+-> adder -> result register, and the adder trees have two cycles (a grade-6 ECP5 did not
+fit a 16-product tree in one 10 ns cycle).
 
 Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes in stage 4, so it
 cannot take forwarded values; it waits in stage 2 (holding the loop generator and the uop
-read) until no micro-op in stages 3..7 writes its dst row (or src row when it uses one).
+read) until no micro-op in stages 3..8 writes its dst row (or src row when it uses one).
 Micro-ops on different rows run one per cycle. The stall is a register: the comparisons are
-made a cycle ahead (for the micro-op in 1c against stages 2..6, or for a stalled one against
-3..6), so the hold enables of the loop generator and the front stages start from a
+made a cycle ahead (for the micro-op in 1c against stages 2..7, or for a stalled one against
+3..7), so the hold enables of the loop generator and the front stages start from a
 flip-flop (the Fmax limit on the ECP5 before).
 """
 from __future__ import annotations
@@ -44,10 +52,11 @@ from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (9 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1b, 1c, 2..7)
-WRITE_STAGE = 7
-#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..7)
+#: stage of the accumulator write (10 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1b, 1c, 2..8)
+WRITE_STAGE = 8
+ACCUMULATE_STAGE = WRITE_STAGE - 1
+#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..8)
 FORWARD_DEPTH = WRITE_STAGE - 2
 
 
@@ -94,7 +103,7 @@ class ExecPipe(wiring.Component):
         cfg = self.cfg
         acc_aw = cfg.addr_bits("acc")
         acc_bits = entry_bits(cfg, "acc")
-        last = WRITE_STAGE + FORWARD_DEPTH - 1          # oldest history stage (11)
+        last = WRITE_STAGE + FORWARD_DEPTH - 2          # oldest history stage (12)
         # per-stage valid / op / dst registers, stages 2..last (index = stage number)
         valid = {s: Signal(name=f"valid{s}") for s in range(2, last + 1)}
         op = {s: Signal(op_layout(), name=f"op{s}", reset_less=True)
@@ -144,84 +153,114 @@ class ExecPipe(wiring.Component):
             m.d.sync += op[s].eq(op[s - 1])
         # stage 4: products (GEMM), lanes (ALU); data registers load only for their kind of
         # micro-op (clock enables: less switching, and Verilator skips the idle datapath)
-        gemm4, alu4 = valid[4] & ~op[4].is_alu, valid[4] & op[4].is_alu
-        inp = element_view(cfg, "inp", inp4)
-        wgt = element_view(cfg, "wgt", wgt4)
-        products = {}
-        for b in range(cfg.batch):
-            for o in range(cfg.block_out):
-                for i in range(cfg.block_in):
-                    products[b, o, i] = registered_product(
-                        m, platform, inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
-                        gemm4, name=f"prod5_{b}_{o}_{i}")
-        # ALU lanes: stages 4..6 (hw/alu_stages.py)
-        alu = AluStages(m, cfg)
-        alu.stage4(op[4], accd4, accs4, alu4)
+        gemm = {s: valid[s] & ~op[s].is_alu for s in range(4, ACCUMULATE_STAGE)}
+        sums = self._gemm_sums(m, platform, inp4, wgt4, gemm)
+        # ALU lanes: stages 3..6 (hw/alu_stages.py), the final lanes registered for stage 7
+        alu = AluStages(m, cfg, platform)
+        alu.stage3(op[3], valid[3] & op[3].is_alu)
+        alu.stage4(op[4], accd4, accs4, valid[4] & op[4].is_alu)
         alu6 = alu.stage5(op[5], valid[5] & op[5].is_alu)
-        acc5, acc6 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
-        with m.If(gemm4):
-            m.d.sync += acc5.eq(accd4)
-        with m.If(valid[5] & ~op[5].is_alu):
-            m.d.sync += acc6.eq(acc5)
-        # stage 5: adder trees; forwarding select for stage 6
-        sums = {}
-        for b in range(cfg.batch):
-            for o in range(cfg.block_out):
-                total = tree_sum([products[b, o, i] for i in range(cfg.block_in)])
-                t = Signal(signed(len(total)), name=f"sum6_{b}_{o}", reset_less=True)
-                with m.If(valid[5] & ~op[5].is_alu):
-                    m.d.sync += t.eq(total)
-                sums[b, o] = t
-        # op in stage 6 is forwarded from the one in stage 6 + d (d = 1..FORWARD_DEPTH);
-        # one cycle earlier those are in stages 5 + d
-        sel6 = [Signal(name=f"fwd6_{d}") for d in range(1, FORWARD_DEPTH + 1)]
-        newer = []
-        for d, sel in zip(range(1, FORWARD_DEPTH + 1), sel6):
-            hit = valid[5 + d] & (dst[5 + d] == dst[5])
-            m.d.sync += sel.eq(hit & ~_any(newer))
-            newer.append(hit)
-        # stage 6: accumulate
+        alu7 = Signal(acc_bits, reset_less=True)
+        with m.If(valid[6] & op[6].is_alu):
+            m.d.sync += alu7.eq(alu.stage6(op[6], alu6))
+        # the acc row, with in-flight results forwarded into it (stages 6 and 7)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
-        acc_row = Signal(acc_bits)
-        fwd = acc6
-        for d in range(FORWARD_DEPTH, 0, -1):           # oldest first, newest outermost
-            fwd = Mux(sel6[d - 1], results[6 + d], fwd)
-        m.d.comb += acc_row.eq(fwd)
+        acc_row = self._forwarded_row(m, valid, dst, gemm, accd4, results)
+        # stage 7: accumulate
         acc = element_view(cfg, "acc", acc_row)
-        gemm = Signal(acc_bits)
-        gemm_view = element_view(cfg, "acc", gemm)
-        for b in range(cfg.batch):
-            for o in range(cfg.block_out):
-                total = acc[b * cfg.block_out + o] + sums[b, o]
-                m.d.comb += gemm_view[b * cfg.block_out + o].eq(total[:cfg.acc_bits])
-        result = Mux(op[6].is_alu, alu.stage6(op[6], alu6), Mux(op[6].reset, 0, gemm))
-        is_alu7 = Signal()
-        m.d.sync += [results[WRITE_STAGE].eq(result), is_alu7.eq(op[6].is_alu)]
+        total = Signal(acc_bits)
+        total_view = element_view(cfg, "acc", total)
+        for k, s in enumerate(sums):
+            m.d.comb += total_view[k].eq((acc[k] + s)[:cfg.acc_bits])
+        a = ACCUMULATE_STAGE
+        result = Mux(op[a].is_alu, alu7, Mux(op[a].reset, 0, total))
+        is_alu_w = Signal()
+        m.d.sync += [results[WRITE_STAGE].eq(result), is_alu_w.eq(op[a].is_alu)]
         for s in range(WRITE_STAGE + 1, last + 1):
             m.d.sync += results[s].eq(results[s - 1])
-        # stage 7: write back
-        res7, dst7, valid7 = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
+        # stage 8: write back
+        res_w, dst_w, valid_w = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
         out = element_view(cfg, "out", self.out_write.data)
-        res = element_view(cfg, "acc", res7)
+        res = element_view(cfg, "acc", res_w)
         m.d.comb += [
-            self.acc_write.addr.eq(dst7), self.acc_write.data.eq(res7),
-            self.acc_write.en.eq(valid7),
-            self.out_write.addr.eq(dst7), self.out_write.en.eq(valid7),
-            self.gemm_done.eq(valid7 & ~is_alu7), self.alu_done.eq(valid7 & is_alu7),
+            self.acc_write.addr.eq(dst_w), self.acc_write.data.eq(res_w),
+            self.acc_write.en.eq(valid_w),
+            self.out_write.addr.eq(dst_w), self.out_write.en.eq(valid_w),
+            self.gemm_done.eq(valid_w & ~is_alu_w), self.alu_done.eq(valid_w & is_alu_w),
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
-        # history stages 8.. only forward; a micro-op that needs them is itself in stages 2..7
-        front = [valid1, valid1c] + [valid[s] for s in range(2, WRITE_STAGE + 1)]
-        m.d.comb += self.busy.eq(_any(front))
+        # busy: a micro-op in stages 1..8 (the history stages past the write only forward,
+        # for micro-ops that are themselves in stages 2..8). A register holding what the
+        # OR of those valids will be next cycle: the same value, from a flip-flop.
+        entering = [self.valid & ~stall, valid1, valid1c]
+        m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
 
+    def _gemm_sums(self, m, platform, inp4, wgt4, gemm) -> list:
+        """Each output's sum of products: products registered in stage 4, sums of groups of
+        them in stage 5, the group sums added in stage 6 (registered tree sums, in
+        accumulator element order)."""
+        cfg = self.cfg
+        inp, wgt = element_view(cfg, "inp", inp4), element_view(cfg, "wgt", wgt4)
+        group = _first_tree_group(cfg.block_in)
+        sums = []
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                products = [registered_product(
+                    m, platform, inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
+                    gemm[4], name=f"prod5_{b}_{o}_{i}") for i in range(cfg.block_in)]
+                partial = []
+                for g in range(0, cfg.block_in, group):
+                    total = tree_sum(products[g:g + group])
+                    reg = Signal(signed(len(total)), name=f"part6_{b}_{o}_{g // group}",
+                                 reset_less=True)
+                    with m.If(gemm[5]):
+                        m.d.sync += reg.eq(total)
+                    partial.append(reg)
+                total = tree_sum(partial)
+                reg = Signal(signed(len(total)), name=f"sum7_{b}_{o}", reset_less=True)
+                with m.If(gemm[6]):
+                    m.d.sync += reg.eq(total)
+                sums.append(reg)
+        return sums
+
+    @staticmethod
+    def _forwarded_row(m, valid, dst, gemm, accd4, results):
+        """The acc row for the micro-op in stage 7: the newest in-flight result with its
+        dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in stage 2. Results
+        d >= 2 ahead are forwarded in stage 6 into a register, d = 1 (being computed in
+        stage 7 a cycle earlier) in stage 7; the selects are registered a stage earlier."""
+        acc5, acc6, acc7 = (Signal.like(accd4, name=f"acc{s}", reset_less=True)
+                            for s in (5, 6, 7))
+        with m.If(gemm[4]):
+            m.d.sync += acc5.eq(accd4)
+        with m.If(gemm[5]):
+            m.d.sync += acc6.eq(acc5)
+        # stage 5: selects of the older results for stage 6 (they sit in stages 5 + d now)
+        older, hits = [], []
+        for d in range(2, FORWARD_DEPTH + 1):
+            sel = Signal(name=f"fwd6_{d}")
+            hit = valid[5 + d] & (dst[5 + d] == dst[5])
+            m.d.sync += sel.eq(hit & ~_any(hits))
+            hits.append(hit)
+            older.append((d, sel))
+        # stage 6: the newest result's select for stage 7; the older ones forwarded
+        newest = Signal(name="fwd7_1")
+        m.d.sync += newest.eq(valid[7] & (dst[7] == dst[6]))
+        row6 = acc6
+        for d, sel in reversed(older):                 # oldest first, newest outermost
+            row6 = Mux(sel, results[6 + d], row6)
+        with m.If(gemm[6]):
+            m.d.sync += acc7.eq(row6)
+        # stage 7
+        return Mux(newest, results[WRITE_STAGE], acc7)
 
     @staticmethod
     def _next_stall(valid, op, dst, idx, valid1c, op1c, go2):
         """Next cycle's stall: the ALU micro-op in stage 2 then (the one in 1c when stage 2
-        moves, else the stalled one) must wait while a micro-op in stages 3..7 then writes
-        a row it reads. Those are today's stages 2 (if it issues) .. 6: all registers."""
+        moves, else the stalled one) must wait while a micro-op in stages 3..8 then writes
+        a row it reads. Those are today's stages 2 (if it issues) .. 7: all registers."""
         def hazard(z_op, z_idx, ahead):
             z_dst, z_src = z_idx[0], z_idx[1][:len(z_idx[0])]
             hits = [v & ((d == z_dst) | (~z_op.use_imm & (d == z_src))) for v, d in ahead]
@@ -230,6 +269,12 @@ class ExecPipe(wiring.Component):
         incoming = valid1c & op1c.is_alu & hazard(op1c, idx["1c"], [(go2, idx[2][0])] + older)
         staying = valid[2] & op[2].is_alu & hazard(op[2], idx[2], older)
         return Mux(go2 | ~valid[2], incoming, staying)
+
+
+def _first_tree_group(count: int) -> int:
+    """Products summed in stage 5: the first half of the tree's levels (rounded up)."""
+    levels = (count - 1).bit_length()
+    return 1 << ((levels + 1) // 2)
 
 
 def _any(bits):

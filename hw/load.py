@@ -68,14 +68,22 @@ class Load(wiring.Component):
                 with m.If(insn.pop_next & ~self.has_c2l):
                     m.d.comb += self.waiting.eq(1)
                 with m.Else():
-                    m.d.comb += [self.pop_c2l.eq(insn.pop_next),
-                                 inp_dma.start.eq(insn.memory_type == Mem.INP),
-                                 wgt_dma.start.eq(insn.memory_type == Mem.WGT)]
-                    m.d.sync += is_wgt.eq(insn.memory_type == Mem.WGT)
-                    m.next = "RUN"
+                    m.d.comb += self.pop_c2l.eq(insn.pop_next)
+                    m.next = "START"
+            with m.State("START"):
+                # the DMA starts come from the state register and the instruction alone:
+                # the token queue's level never reaches the DMA registers (Fmax)
+                m.d.comb += [self.busy.eq(1), inp_dma.start.eq(insn.memory_type == Mem.INP),
+                             wgt_dma.start.eq(insn.memory_type == Mem.WGT)]
+                m.d.sync += is_wgt.eq(insn.memory_type == Mem.WGT)
+                m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~inp_dma.busy & ~wgt_dma.busy):
-                    m.d.comb += self.push_l2c.eq(insn.push_next)
-                    m.next = "IDLE"
+                    m.next = "PUSH"
+            with m.State("PUSH"):
+                # the token push from the state register: the DMA's busy (an OR over its
+                # counters and the bus) never reaches the token queue (Fmax)
+                m.d.comb += [self.busy.eq(1), self.push_l2c.eq(insn.push_next)]
+                m.next = "IDLE"
         return m

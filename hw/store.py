@@ -50,11 +50,19 @@ class Store(wiring.Component):
                 with m.If(insn.pop_prev & ~self.has_c2s):
                     m.d.comb += self.waiting.eq(1)
                 with m.Else():
-                    m.d.comb += [self.pop_c2s.eq(insn.pop_prev), dma.start.eq(1)]
-                    m.next = "RUN"
+                    m.d.comb += self.pop_c2s.eq(insn.pop_prev)
+                    m.next = "START"
+            with m.State("START"):
+                # as in Load: the DMA start from the state register alone (Fmax)
+                m.d.comb += [self.busy.eq(1), dma.start.eq(1)]
+                m.next = "RUN"
             with m.State("RUN"):
                 m.d.comb += self.busy.eq(1)
                 with m.If(~dma.busy):
-                    m.d.comb += self.push_s2c.eq(insn.push_prev)
-                    m.next = "IDLE"
+                    m.next = "PUSH"
+            with m.State("PUSH"):
+                # the token push from the state register: the DMA's busy (an OR over its
+                # counters and the bus) never reaches the token queue (Fmax)
+                m.d.comb += [self.busy.eq(1), self.push_s2c.eq(insn.push_prev)]
+                m.next = "IDLE"
         return m

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from amaranth.back import rtlil
-from amaranth.hdl import Module, signed
+from amaranth.hdl import Module, Signal, signed
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -27,46 +27,71 @@ class Ecp5FabricRegisters:
 
 
 class ProductPair(wiring.Component):
-    """The same product twice: in a MULT18X18D (as an ECP5 build makes it) and generic."""
+    """The same products twice: in a MULT18X18D (as an ECP5 build makes them) and generic;
+    int8 x int8 as the GEMM's, and unsigned 16 x 16 bits as the ALU MUL's partials."""
     a: In(signed(8))
     b: In(signed(8))
+    ua: In(16)
+    ub: In(16)
     en: In(1)
     dsp: Out(signed(16))
     ref: Out(signed(16))
+    udsp: Out(32)
+    uref: Out(32)
 
     def elaborate(self, platform):
         m = Module()
         m.d.comb += [
             self.dsp.eq(registered_product(m, Ecp5(), self.a, self.b, self.en, "dsp_p")),
             self.ref.eq(registered_product(m, None, self.a, self.b, self.en, "ref_p")),
+            self.udsp.eq(registered_product(m, Ecp5(), self.ua, self.ub, self.en, "dsp_u")),
+            self.uref.eq(registered_product(m, None, self.ua, self.ub, self.en, "ref_u")),
         ]
         return m
+
+
+def test_mixed_signedness_is_refused():
+    with pytest.raises(TypeError, match="must both be signed or both unsigned"):
+        registered_product(Module(), Ecp5(), Signal(signed(8)), Signal(8), 1, "p")
 
 
 def _cells(text: str, kind: str) -> list[str]:
     return [c for c in text.split("\n  cell ")[1:] if c.startswith(f"\\{kind} ")]
 
 
-def test_exec_pipe_puts_every_gemm_product_register_in_a_dsp_only_for_ecp5():
+def test_exec_pipe_puts_every_product_register_in_a_dsp_only_for_ecp5():
     cfg = preset("orangecrab-25f")
     cells = _cells(rtlil.convert(ExecPipe(cfg), platform=Ecp5()), "MULT18X18D")
-    assert len(cells) == cfg.batch * cfg.block_in * cfg.block_out
+    gemm = [c for c in cells if c.split()[1].startswith("\\prod5_")]
+    alu = [c for c in cells if c.split()[1].startswith("\\alu5_mul_")]
+    assert len(gemm) == cfg.batch * cfg.block_in * cfg.block_out
+    assert len(alu) == 3 * cfg.batch * cfg.block_out           # MUL: 3 partials per lane
+    assert len(gemm) + len(alu) == len(cells)
     for cell in cells:
         assert 'parameter \\REG_OUTPUT_CLK "CLK0"' in cell
         assert 'parameter \\REG_INPUTA_CLK "NONE"' in cell and 'parameter \\GSR "DISABLED"' in cell
-        assert "connect \\RST0 1'0" in cell and "connect \\SIGNEDA 1'1" in cell
-        # operands sign-extended: A8..A17 are all the element's bit 7
+        assert "connect \\RST0 1'0" in cell
+    for cell in gemm:           # int8 operands, sign-extended: A8..A17 are all bit 7
+        assert "connect \\SIGNEDA 1'1" in cell and "connect \\SIGNEDB 1'1" in cell
         a7 = cell.split("connect \\A7 ")[1].split("\n")[0]
         assert all(f"connect \\A{k} {a7}\n" in cell for k in range(8, 18))
+    for cell in alu:            # 16-bit halves of the int32 operands, zero-extended
+        assert "connect \\SIGNEDA 1'0" in cell and "connect \\SIGNEDB 1'0" in cell
+        assert all(f"connect \\{p}{k} 1'0\n" in cell for p in "AB" for k in (16, 17))
     assert not _cells(rtlil.convert(ExecPipe(cfg)), "MULT18X18D")
     assert not _cells(rtlil.convert(ExecPipe(cfg), platform=Ecp5FabricRegisters()), "MULT18X18D")
 
 
-def test_only_boards_that_ask_get_dsp_product_registers():
-    from vtalab.fpga.build import platform_for
+def test_the_build_platform_carries_the_boards_dsp_register_choice():
+    import dataclasses
     from vtalab.fpga import get_board
-    assert platform_for(get_board("orangecrab-25f")).vtalab_dsp_product_registers
-    assert not platform_for(get_board("ulx3s-85f")).vtalab_dsp_product_registers
+    from vtalab.fpga.build import platform_for
+    for name in ("orangecrab-25f", "ulx3s-85f"):
+        board = get_board(name)
+        assert board.dsp_product_registers
+        assert platform_for(board).vtalab_dsp_product_registers
+        off = dataclasses.replace(board, dsp_product_registers=False)
+        assert not platform_for(off).vtalab_dsp_product_registers
 
 
 @pytest.mark.slow

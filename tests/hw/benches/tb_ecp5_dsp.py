@@ -1,9 +1,11 @@
-"""The ECP5 product (a MULT18X18D with its output register, under the cell model) against
-the generic product register and against a * b one cycle late: every int8 x int8 pair,
-with the clock enable toggling."""
+"""The ECP5 products (a MULT18X18D with its output register, under the cell model) against
+the generic product register and against a * b one cycle late: every int8 x int8 pair, and
+alongside them unsigned 16 x 16-bit pairs (corners, then seeded random), with the clock
+enable toggling."""
 from __future__ import annotations
 
 import itertools
+import random
 
 import cocotb
 from cocotb.clock import Clock
@@ -17,16 +19,26 @@ async def test_every_int8_pair_with_enable(dut):
     dut.en.value = 1
     expected = None
     pairs = itertools.product(range(-128, 128), repeat=2)
+    corners = [0, 1, 2, 0x7FFF, 0x8000, 0xFFFE, 0xFFFF]
+    unsigned = itertools.chain(itertools.product(corners, repeat=2),
+                               _random_pairs(random.Random(7)))
     checked = 0
-    for step, (a, b) in enumerate(pairs):
+    for step, ((a, b), (ua, ub)) in enumerate(zip(pairs, unsigned)):
         await FallingEdge(dut.clk)
         if expected is not None:
             dsp, ref = dut.dsp.value.to_signed(), dut.ref.value.to_signed()
-            assert dsp == ref == expected, (step, a, b, dsp, ref, expected)
+            udsp, uref = int(dut.udsp.value), int(dut.uref.value)
+            assert (dsp, udsp) == (ref, uref) == expected, (step, dsp, ref, udsp, uref, expected)
             checked += 1
         enable = step % 7 != 3                  # hold one cycle in seven
         dut.a.value, dut.b.value, dut.en.value = a & 0xFF, b & 0xFF, int(enable)
+        dut.ua.value, dut.ub.value = ua, ub
         if enable:
-            expected = a * b
+            expected = (a * b, ua * ub)
         await RisingEdge(dut.clk)
     assert checked == 256 * 256 - 1
+
+
+def _random_pairs(rng):
+    while True:
+        yield rng.randrange(1 << 16), rng.randrange(1 << 16)
