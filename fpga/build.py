@@ -17,7 +17,8 @@ from vtalab.spec import Config
 
 from .boards import Board, get_board
 from .errors import FpgaError
-from .report import make_report, parse_nextpnr_report, summary, write_report
+from .report import (cell_sources, make_report, parse_nextpnr_report, slowest_endpoints,
+                     summary, write_report)
 from .resources import check_fits
 
 TOP = "top"
@@ -60,8 +61,23 @@ def platform_for(board: Board):
     from .top import add_board_resources
     platform = cls()
     platform.vtalab_dsp_product_registers = board.dsp_product_registers   # hw/ecp5_dsp.py
+    if board.open_flow:
+        platform.vtalab_sram_collisions = "undefined"      # hw/sram.py, _collision_script
     add_board_resources(board, platform)
     return platform
+
+
+def _collision_script() -> str:
+    """Yosys commands run after reading the design: the memories hw/sram.py marks may
+    return anything on a read of the row written in the same cycle (the core never uses
+    one), so Yosys puts no bypass logic between the block RAM and its reader."""
+    from vtalab.hw.sram import COLLISION_ATTR
+    lines = ["memory_collect"]
+    for ports in (1, 2, 3, 4):
+        lines.append(f"setparam -set RD_COLLISION_X_MASK {ports}'b{'1' * ports} "
+                     f"t:$mem_v2 a:{COLLISION_ATTR}=undefined %i r:RD_PORTS={ports} %i "
+                     f"r:WR_PORTS=1 %i")
+    return "\n".join(lines)
 
 
 def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
@@ -73,8 +89,9 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     top = BoardTop(board, cfg)
     plan = platform_for(board).build(
         top, name=TOP, do_build=False,
-        nextpnr_opts=f"--report {TOP}.report.json --timing-allow-fail --router router2 "
-                     f"--seed {seed}")
+        nextpnr_opts=f"--report {TOP}.report.json --detailed-timing-report "
+                     f"--timing-allow-fail --router router2 --seed {seed}",
+        script_after_read=_collision_script())
     if out_dir.exists():
         for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
             (out_dir / stale).unlink(missing_ok=True)
@@ -90,6 +107,8 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     times.update(run_steps(out_dir, script_steps(out_dir / f"build_{TOP}.sh"), env, progress))
     times["total"] = round(sum(times.values()), 1)
     nextpnr = parse_nextpnr_report(out_dir / f"{TOP}.report.json")
+    nextpnr["slowest_endpoints"] = slowest_endpoints(
+        nextpnr.pop("detailed_net_timings"), cell_sources(out_dir / f"{TOP}.json"))
     report = make_report(board, cfg, nextpnr, est, times, clock_mhz)
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)

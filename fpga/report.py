@@ -3,12 +3,15 @@
 The machine-readable report (``report.json``) holds, per resource, ``used`` and
 ``available``; per clock, ``achieved_mhz`` and ``constraint_mhz``; plus the board, the
 config, the estimate made before the build, build times and the peak GOPS
-(MACs per cycle x 2 x the lower of achieved Fmax and the clock the PLL makes).
+(MACs per cycle x 2 x the lower of achieved Fmax and the clock the PLL makes), and the
+slowest register endpoints of the design: nextpnr's detailed timing report gives the latest
+arrival at every flip-flop, DSP and block-RAM input, grouped here by the source line that
+made the register (the worst path names only one; these are the next ones to fix).
 """
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from vtalab.spec import Config
 from vtalab.spec._atomic import write_text_atomic
@@ -39,7 +42,56 @@ def parse_nextpnr_report(path: "str | Path") -> dict:
         fmax[_clock_name(clock)] = {"achieved_mhz": round(float(entry["achieved"]), 2),
                                     "constraint_mhz": round(float(entry["constraint"]), 2)}
     paths = [critical_path(entry) for entry in raw.get("critical_paths", [])]
-    return {"utilization": util, "fmax": fmax, "critical_paths": paths}
+    return {"utilization": util, "fmax": fmax, "critical_paths": paths,
+            "detailed_net_timings": raw.get("detailed_net_timings", [])}
+
+
+def slowest_endpoints(nets: list, cell_sources: dict, count: int = 20) -> list:
+    """The latest-arriving register inputs (nextpnr's detailed net timings), one row per
+    source line of the receiving register: worst arrival in ns, how many endpoints
+    (bits) arrive within 90% of it, and the input port of the worst (DI data, CE clock
+    enable, LSR set/reset, M the slice's direct input; block RAM/DSP pin names)."""
+    groups = {}
+    for net in nets:
+        for end in net.get("endpoints", []):
+            if "async" in end.get("event", "") or not end.get("delay"):
+                continue
+            arrival = max(end["delay"]) if isinstance(end["delay"], list) else end["delay"]
+            where = _where(end["cell"], cell_sources)
+            group = groups.setdefault(where, {"where": where, "arrival_ns": -1.0,
+                                              "times": []})
+            if arrival > group["arrival_ns"]:
+                group["arrival_ns"], group["port"] = arrival, end.get("port", "")
+            group["times"].append(arrival)
+    rows = sorted(groups.values(), key=lambda g: -g["arrival_ns"])[:count]
+    return [{"where": g["where"], "arrival_ns": round(g["arrival_ns"], 2), "port": g["port"],
+             "endpoints": sum(1 for t in g["times"] if t >= 0.9 * g["arrival_ns"])}
+            for g in rows]
+
+
+def cell_sources(netlist_path: "str | Path") -> dict:
+    """Cell name -> the source location Yosys recorded for it (its ``src`` attribute)."""
+    try:
+        module = json.loads(Path(netlist_path).read_text())["modules"]
+    except (OSError, ValueError, KeyError):
+        return {}
+    cells = next(iter(module.values()), {}).get("cells", {}) if len(module) == 1 else \
+        module.get("top", {}).get("cells", {})
+    return {name: cell.get("attributes", {}).get("src", "") for name, cell in cells.items()}
+
+
+def _where(cell: str, sources: dict) -> str:
+    """A source line inside the design (``hw/exec_pipe.py:163``), else the cell's name
+    (block RAMs and other cells Yosys' own libraries made)."""
+    src = sources.get(cell, "").split("|")[0]
+    if src and "/share/" not in src:
+        parts = PurePath(src.split(":")[0]).parts
+        for root in ("hw", "fpga", "amaranth"):
+            if root in parts:
+                tail = "/".join(parts[parts.index(root):])
+                return tail + ":" + src.split(":")[1].split(".")[0] if ":" in src else tail
+        return src
+    return cell.split("_TRELLIS")[0].split("$")[0]
 
 
 def critical_path(entry: dict) -> dict:
@@ -88,6 +140,7 @@ def make_report(board, cfg: Config, nextpnr: dict, estimate, times: dict,
         "utilization": nextpnr["utilization"],
         "fmax": nextpnr["fmax"],
         "critical_paths": nextpnr.get("critical_paths", []),
+        "slowest_endpoints": nextpnr.get("slowest_endpoints", []),
         "core_clock": clock,
         "clock_mhz": clock_mhz,
         "fmax_mhz": achieved,
@@ -122,6 +175,10 @@ def summary(report: dict) -> str:
             lines.append(f"  critical path: {path['start']} -> {path['end']}, "
                          f"{path['levels']} logic levels, {path['logic_ns']:.1f} ns logic + "
                          f"{path['routing_ns']:.1f} ns routing")
+    slow = report.get("slowest_endpoints", [])[:6]
+    if slow:
+        lines.append("  slowest register inputs: " + "; ".join(
+            f"{e['arrival_ns']:.1f} ns {e['where']} ({e['endpoints']})" for e in slow))
     times = report.get("times_s", {})
     if times:
         lines.append("  build " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))

@@ -47,6 +47,7 @@ class UartBridge(wiring.Component):
         cmd, addr, wdata = frame[:8], frame[8:40], frame[40:72]
         ctrl, mem = self.ctrl, self.mem
         aw_done, w_done = Signal(), Signal()
+        kind = {name: Signal(name=f"is_{name}") for name in _COMMANDS}
         m.d.comb += [ctrl.awaddr.eq(addr), ctrl.araddr.eq(addr), ctrl.wdata.eq(wdata),
                      ctrl.wstrb.eq(0b1111), mem.addr.eq(addr), mem.wdata.eq(wdata),
                      utx.data.eq(reply[:8])]
@@ -56,9 +57,14 @@ class UartBridge(wiring.Component):
                     m.d.sync += [frame.eq(Cat(frame[8:], urx.data)), count.eq(count + 1)]
                     with m.If(count == FRAME_BYTES - 1):
                         m.d.sync += [count.eq(0), aw_done.eq(0), w_done.eq(0)]
-                        m.next = "EXEC"
+                        m.next = "DECODE"
+            with m.State("DECODE"):
+                # the command decoded into flags: flip-flops in front of EXEC's enables
+                for name, codes in _COMMANDS.items():
+                    m.d.sync += kind[name].eq(_any_of(cmd, codes))
+                m.next = "EXEC"
             with m.State("EXEC"):
-                self._execute(m, cmd, reply, aw_done, w_done)
+                self._execute(m, cmd, kind, reply, aw_done, w_done)
             with m.State("REPLY"):
                 m.d.comb += utx.valid.eq(1)
                 with m.If(utx.ready):
@@ -68,31 +74,41 @@ class UartBridge(wiring.Component):
                         m.next = "RECV"
         return m
 
-    def _execute(self, m, cmd, reply, aw_done, w_done):
+    def _execute(self, m, cmd, kind, reply, aw_done, w_done):
         ctrl, mem = self.ctrl, self.mem
-        with m.Switch(cmd):
-            with m.Case(CMD_REG_WRITE):
-                m.d.comb += [ctrl.awvalid.eq(~aw_done), ctrl.wvalid.eq(~w_done),
-                             ctrl.bready.eq(aw_done & w_done)]
-                with m.If(ctrl.awvalid & ctrl.awready):
-                    m.d.sync += aw_done.eq(1)
-                with m.If(ctrl.wvalid & ctrl.wready):
-                    m.d.sync += w_done.eq(1)
-                with m.If(ctrl.bvalid & ctrl.bready):
-                    m.d.sync += reply.eq(ctrl.bresp)
-                    m.next = "REPLY"
-            with m.Case(CMD_REG_READ):
-                m.d.comb += [ctrl.arvalid.eq(~aw_done), ctrl.rready.eq(aw_done)]
-                with m.If(ctrl.arvalid & ctrl.arready):
-                    m.d.sync += aw_done.eq(1)
-                with m.If(ctrl.rvalid & ctrl.rready):
-                    m.d.sync += reply.eq(ctrl.rdata)
-                    m.next = "REPLY"
-            with m.Case(CMD_MEM_READ, CMD_MEM_WRITE):
-                m.d.comb += [mem.valid.eq(1), mem.write.eq(cmd == CMD_MEM_WRITE)]
-                with m.If(mem.done):
-                    m.d.sync += reply.eq(Mux(cmd == CMD_MEM_WRITE, 0, mem.rdata))
-                    m.next = "REPLY"
-            with m.Default():
-                m.d.sync += reply.eq(0xFFFFFFFF)
+        with m.If(kind["reg_write"]):
+            m.d.comb += [ctrl.awvalid.eq(~aw_done), ctrl.wvalid.eq(~w_done),
+                         ctrl.bready.eq(aw_done & w_done)]
+            with m.If(ctrl.awvalid & ctrl.awready):
+                m.d.sync += aw_done.eq(1)
+            with m.If(ctrl.wvalid & ctrl.wready):
+                m.d.sync += w_done.eq(1)
+            with m.If(ctrl.bvalid & ctrl.bready):
+                m.d.sync += reply.eq(ctrl.bresp)
                 m.next = "REPLY"
+        with m.Elif(kind["reg_read"]):
+            m.d.comb += [ctrl.arvalid.eq(~aw_done), ctrl.rready.eq(aw_done)]
+            with m.If(ctrl.arvalid & ctrl.arready):
+                m.d.sync += aw_done.eq(1)
+            with m.If(ctrl.rvalid & ctrl.rready):
+                m.d.sync += reply.eq(ctrl.rdata)
+                m.next = "REPLY"
+        with m.Elif(kind["mem"]):
+            m.d.comb += [mem.valid.eq(1), mem.write.eq(cmd == CMD_MEM_WRITE)]
+            with m.If(mem.done):
+                m.d.sync += reply.eq(Mux(cmd == CMD_MEM_WRITE, 0, mem.rdata))
+                m.next = "REPLY"
+        with m.Else():
+            m.d.sync += reply.eq(0xFFFFFFFF)
+            m.next = "REPLY"
+
+
+_COMMANDS = {"reg_write": (CMD_REG_WRITE,), "reg_read": (CMD_REG_READ,),
+             "mem": (CMD_MEM_READ, CMD_MEM_WRITE)}
+
+
+def _any_of(cmd, codes):
+    hit = cmd == codes[0]
+    for code in codes[1:]:
+        hit = hit | (cmd == code)
+    return hit

@@ -96,10 +96,14 @@ def shift_signed(m: Module, cfg: Config, a, amount, name: str):
 
 def sat_clip(cfg: Config, x, relu):
     """``x`` (signed acc_bits) clipped to the signed out_bits range, lower bound 0 with
-    ``relu``."""
+    ``relu``. The range tests look at the bits above the out range (all equal to the
+    sign when ``x`` fits): reductions, no magnitude comparator's carry chain."""
     top = (1 << (cfg.out_bits - 1)) - 1
-    low = Mux(relu, 0, -top - 1)
-    return Mux(x > top, top, Mux(x < low, low, x))
+    sign = x[-1]
+    upper = x[cfg.out_bits - 1:]                 # the out range's sign bit and above
+    over = ~sign & upper.any()                   # x > top
+    under = sign & Mux(relu, 1, ~upper.all())    # x < 0 (relu) or x < -top - 1
+    return Mux(over, top, Mux(under, Mux(relu, 0, -top - 1), x))
 
 
 def mul_operand_pairs(bits: int, a, b) -> tuple:

@@ -4,7 +4,8 @@ The same function as :class:`vtalab.hw.alu.AluCore` (which stays the one-cycle r
 cut so that no stage has more than one carry chain or one barrel shifter in series:
 
     stage 3  the immediate's shift (SAT's, or SHR's with use_imm) as a direction and a
-             distance, registered (one per micro-op, from its fields alone)
+             distance, and stage 4's selects, registered (one per micro-op, from its
+             fields alone)
     stage 4  operand = imm or src element; per lane, registered:
                v = a, or the sum a + src for SAT without an immediate (what SHR/SAT shift,
                    and what MIN/MAX/default pass)
@@ -42,22 +43,30 @@ class AluStages:
 
     def stage3(self, op, enable) -> None:
         """The shift taken from the immediate (SAT's, or SHR's with ``use_imm``) as a
-        direction and a distance, registered: one micro-op field, no lane data."""
+        direction and a distance, and stage 4's selects, registered: from the micro-op's
+        fields alone, no lane data."""
         m, sb = self.m, self.cfg.shift_bits
         amount = op.imm[:sb].as_signed()
         self.imm_shift = Signal(name="alu4_imm_shift", reset_less=True)
         self.imm_left = Signal(name="alu4_imm_left", reset_less=True)
         self.imm_dist = Signal(unsigned(sb), name="alu4_imm_dist", reset_less=True)
+        opcode = op.alu_opcode
+        # stage 4's selects, decoded here: flip-flops in front of its 32-bit muxes
+        self.v_sum = Signal(name="alu4_v_sum", reset_less=True)
+        self.w_sum = Signal(name="alu4_w_sum", reset_less=True)
+        self.is_min = Signal(name="alu4_is_min", reset_less=True)
         with m.If(enable):
-            m.d.sync += [self.imm_shift.eq((op.alu_opcode == AluOp.SAT) | op.use_imm),
+            m.d.sync += [self.imm_shift.eq((opcode == AluOp.SAT) | op.use_imm),
                          self.imm_left.eq(amount < 0),
-                         self.imm_dist.eq(Mux(amount < 0, -amount, amount))]
+                         self.imm_dist.eq(Mux(amount < 0, -amount, amount)),
+                         self.v_sum.eq((opcode == AluOp.SAT) & ~op.use_imm),
+                         self.w_sum.eq(opcode == AluOp.ADD),
+                         self.is_min.eq(opcode == AluOp.MIN)]
 
     def stage4(self, op, dst_row, src_row, enable) -> None:
         m, cfg, bits = self.m, self.cfg, self.bits
         dst, src = element_view(cfg, "acc", dst_row), element_view(cfg, "acc", src_row)
         opcode = op.alu_opcode
-        is_sat, is_min = opcode == AluOp.SAT, opcode == AluOp.MIN
         self.regs = []
         for k in range(self.lanes):
             a = dst[k]
@@ -76,9 +85,9 @@ class AluStages:
             }
             with m.If(enable):
                 m.d.sync += [
-                    r["v"].eq(Mux(is_sat & ~op.use_imm, total, a)),
-                    r["w"].eq(Mux(opcode == AluOp.ADD, total, operand)),
-                    r["cmp"].eq(Mux(is_min, a < operand, a > operand)),
+                    r["v"].eq(Mux(self.v_sum, total, a)),
+                    r["w"].eq(Mux(self.w_sum, total, operand)),
+                    r["cmp"].eq(Mux(self.is_min, a < operand, a > operand)),
                     r["left"].eq(Mux(self.imm_shift, self.imm_left, amount < 0)),
                     r["dist"].eq(Mux(self.imm_shift, self.imm_dist,
                                      Mux(amount < 0, -amount, amount))),

@@ -108,6 +108,9 @@ class Compute(wiring.Component):
     def _control(self, m, word, gemm, loop, pipe, uop_dma, acc_dma):
         pushes = gemm.push_prev | gemm.push_next
         mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type
+        loop_start = Signal()
+        m.d.sync += loop_start.eq(0)
+        m.d.comb += loop.start.eq(loop_start)
         with m.FSM():
             with m.State("IDLE"):
                 m.d.comb += self.insn.ready.eq(1)
@@ -120,13 +123,15 @@ class Compute(wiring.Component):
                 with m.If(~self.wait_l2c & ~self.wait_s2c):
                     m.d.comb += [self.pop_l2c.eq(gemm.pop_prev), self.pop_s2c.eq(gemm.pop_next)]
                     with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)):
+                        m.d.sync += loop_start.eq(1)
                         m.next = "START"
                     with m.Else():
                         m.next = "DRAIN"
             with m.State("START"):
-                # the loop's start is decoded from the state register alone: the token
-                # checks above never reach the loop registers' clock enables (Fmax)
-                m.d.comb += [self.busy.eq(1), loop.start.eq(1)]
+                # the loop's start is a flip-flop high exactly in this state: neither the
+                # token checks above nor a state decode reach the loop registers' clock
+                # enables (Fmax)
+                m.d.comb += self.busy.eq(1)
                 m.next = "LOOP"
             with m.State("LOOP"):
                 m.d.comb += self.busy.eq(1)

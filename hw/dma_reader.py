@@ -14,7 +14,7 @@ Buffers without padding (wgt, uop) are built with ``pad=False``; a uop load is o
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -103,7 +103,9 @@ class DmaReader(wiring.Component):
                 lt0=(Signal(name=f"{axis}_lt0"), (lo != 0) | (size != 0)),
             )
             later[axis] = dict(last=(Signal(width, name=f"{axis}_last"), hi_sum + pad_m1),
-                               hi_m1=(Signal(width, name=f"{axis}_hi_m1"), hi_sum - 1))
+                               hi_m1=(Signal(width, name=f"{axis}_hi_m1"), hi_sum - 1),
+                               hi_m2=(Signal(width, name=f"{axis}_hi_m2"), hi_sum - 2),
+                               hi_is_1=(Signal(name=f"{axis}_hi_is_1"), hi_sum == 1))
         b = {axis: {k: reg for k, (reg, _) in d.items()} for axis, d in bounds.items()}
         for axis, d in later.items():
             b[axis].update({k: reg for k, (reg, _) in d.items()})
@@ -122,9 +124,11 @@ class DmaReader(wiring.Component):
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
         col_last = col == b["x"]["last"]
-        col_next = Signal.like(col)            # the unpacker registers its row flags from it
-        entry, entry_valid, take = self._unpacker(m, f, col_next, b["x"]["lo"],
-                                                  b["x"]["hi_m1"])
+        col_next = Signal.like(col)
+        # whether the next column is the data row's first / last: the unpacker registers
+        # them; equality tests of registers per case, not the next column's adder
+        first_next, last_next = Signal(), Signal()
+        entry, entry_valid, take = self._unpacker(m, f, first_next, last_next)
         advance = Signal()
         m.d.comb += [
             advance.eq(writing & ~first_cell & ~second_cell & (pad | entry_valid)),
@@ -134,6 +138,7 @@ class DmaReader(wiring.Component):
             self.write.data.eq(Mux(pad, 0, entry)),
         ]
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
+        m.d.comb += [first_next.eq(col == b["x"]["lo"]), last_next.eq(col == b["x"]["hi_m1"])]
         with m.If(self.start):
             m.d.comb += [nxt[n].eq(bounds[n[-1]][n[:2] + "0"][1]) for n in names]
             m.d.comb += col_next.eq(0)
@@ -141,24 +146,27 @@ class DmaReader(wiring.Component):
             m.d.sync += sram_addr.eq(sram_addr + 1)
             with m.If(col_last):
                 m.d.sync += row.eq(row + 1)
-                m.d.comb += col_next.eq(0)
+                m.d.comb += [col_next.eq(0), first_next.eq(b["x"]["ge0"]),
+                             last_next.eq(b["x"]["hi_is_1"])]
                 m.d.comb += [nxt["ge_x"].eq(b["x"]["ge0"]), nxt["lt_x"].eq(b["x"]["lt0"]),
                              nxt["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
                              nxt["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
                 with m.If(row == b["y"]["last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
-                m.d.comb += col_next.eq(col + 1)
+                m.d.comb += [col_next.eq(col + 1), first_next.eq(col == b["x"]["lo_m1"]),
+                             last_next.eq(col == b["x"]["hi_m2"])]
                 m.d.comb += [nxt["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
                              nxt["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"]))]
         m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
         m.d.sync += pad.eq(~(nxt["ge_x"] & nxt["lt_x"] & nxt["ge_y"] & nxt["lt_y"]))
         return writing
 
-    def _unpacker(self, m: Module, f: dict, col_next, x_lo, x_hi_m1):
+    def _unpacker(self, m: Module, f: dict, first_next, last_next):
         """(entry, entry_valid, take): entries of the data rows, in order. The row
-        first/last flags are registered from the writer's next column (correct from the
-        cycle after start, when the bounds are loaded and nothing is written yet)."""
+        first/last flags are registered from the writer's tests of its next column
+        (correct from the second setup cycle on, when the bounds are loaded and nothing
+        is written yet)."""
         cfg, ebytes = self.cfg, self.entry_bytes
         resp = self.dma.resp
         ebits = ebytes * 8
@@ -173,7 +181,9 @@ class DmaReader(wiring.Component):
             with m.If(take):
                 m.d.sync += have.eq(0)
             with m.If(resp.valid & resp.ready):
-                m.d.sync += buf.word_select(count, cfg.bus_bits).eq(resp.payload)
+                # shifted in from the top (the first beat ends lowest): every bit loads on
+                # the same enable, no per-word decode of ``count``
+                m.d.sync += buf.eq(Cat(buf[cfg.bus_bits:], resp.payload))
                 with m.If(count == per_entry - 1):
                     m.d.sync += [count.eq(0), have.eq(1)]
                 with m.Else():
@@ -189,7 +199,7 @@ class DmaReader(wiring.Component):
             insn = data.View(isa_layouts(cfg).mem, self.insn)
             m.d.sync += row_addr.eq(insn.dram_base << log_e)
         row_first, row_last = Signal(), Signal()
-        m.d.sync += [row_first.eq(col_next == x_lo), row_last.eq(col_next == x_hi_m1)]
+        m.d.sync += [row_first.eq(first_next), row_last.eq(last_next)]
         m.d.comb += [
             slot.eq(Mux(row_first, row_addr[log_e:log_b], slot_reg)),
             entry_valid.eq(resp.valid),

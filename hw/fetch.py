@@ -51,11 +51,15 @@ class Fetch(wiring.Component):
         chunk_start = self._issuer(m, reserved, remaining, requested)
         self._unpacker(m, buffer, buffer_in, chunk_start, requested)
         moved = self._dispatcher(m, buffer, buffer_in)
+        # a moved instruction frees its slot a cycle later (``reserved`` over-counts for a
+        # cycle, never under): the FIFOs' handshakes stay out of the reservation's adder
+        moved_q = Signal()
+        m.d.sync += moved_q.eq(moved)
         with m.If(self.start):
             m.d.sync += reserved.eq(0)
         with m.Else():
             m.d.sync += reserved.eq(reserved + Mux(self.dma.req.valid & self.dma.req.ready,
-                                                   requested, 0) - moved)
+                                                   requested, 0) - moved_q)
         m.d.comb += self.busy.eq((remaining != 0) | (reserved != 0))
         return m
 

@@ -3,15 +3,30 @@
 Read data appears one cycle after the address (a block RAM's registered read). A read of
 the row written in the same cycle returns the old contents; the compute pipeline forwards
 in-flight results itself.
+
+The core never uses such a read (the exec pipe forwards over it, the ALU stalls until its
+rows are written, and the dependency tokens keep the DMAs and the pipe apart), so a
+platform may ask for cheaper memories with ``vtalab_sram_collisions``:
+
+    "undefined"  the memories carry ``vtalab_collision`` for the FPGA build, which tells
+                 Yosys that such a read may return anything (no bypass logic between the
+                 block RAM and its reader: fpga/build.py)
+    "poison"     such a read returns the row inverted (tests: a core whose results do not
+                 change under it does not use them)
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, unsigned
+from amaranth.hdl import Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import Out
 
 from vtalab.spec import Config
 from vtalab.spec.errors import ConfigError
+
+
+COLLISION_MODES = ("old", "undefined", "poison")
+#: the memory attribute an FPGA build turns into Yosys' read-collision "undefined"
+COLLISION_ATTR = "vtalab_collision"
 
 
 def write_signature(width: int, depth: int) -> memory.WritePort.Signature:
@@ -52,14 +67,25 @@ class Sram(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        collisions = getattr(platform, "vtalab_sram_collisions", "old")
+        if collisions not in COLLISION_MODES:
+            raise ConfigError(f"vtalab_sram_collisions must be one of {COLLISION_MODES}, "
+                              f"not {collisions!r}")
+        attrs = {COLLISION_ATTR: "undefined"} if collisions == "undefined" else None
         m.submodules.mem = mem = memory.Memory(shape=unsigned(self.width), depth=self.depth,
-                                               init=[])
+                                               init=[], attrs=attrs)
         wport = mem.write_port()
         m.d.comb += [wport.addr.eq(self.write.addr), wport.data.eq(self.write.data),
                      wport.en.eq(self.write.en)]
         for i in range(self.n_read):
             rport = mem.read_port()
             ours = self.read_port(i)
-            m.d.comb += [rport.addr.eq(ours.addr), rport.en.eq(ours.en),
-                         ours.data.eq(rport.data)]
+            m.d.comb += [rport.addr.eq(ours.addr), rport.en.eq(ours.en)]
+            if collisions == "poison":
+                collided = Signal(name=f"collided_{i}")
+                with m.If(ours.en):
+                    m.d.sync += collided.eq(self.write.en & (self.write.addr == ours.addr))
+                m.d.comb += ours.data.eq(Mux(collided, ~rport.data, rport.data))
+            else:
+                m.d.comb += ours.data.eq(rport.data)
         return m

@@ -309,7 +309,8 @@ struct Harness {
         reg_write(VT_REG_INSN_ADDR, (uint32_t)insn_addr);
         reg_write(VT_REG_INSN_ADDR + 4, (uint32_t)(insn_addr >> 32));
         reg_write(VT_REG_INSN_COUNT, count);
-        run_origin = cycle + 1;
+        run_origin = cycle + 2;     // the START write lands a cycle after it is accepted
+                                    // (hw/control.py registers writes), running a cycle later
         reg_write(VT_REG_START, 1);
         uint64_t limit = cycle + max_cycles;
         while (!top->done) {

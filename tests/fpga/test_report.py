@@ -4,7 +4,8 @@ import json
 import pytest
 
 from vtalab.fpga import FpgaError, ResourceError, get_board
-from vtalab.fpga.report import make_report, parse_nextpnr_report, summary, write_report
+from vtalab.fpga.report import (cell_sources, make_report, parse_nextpnr_report,
+                                slowest_endpoints, summary, write_report)
 from vtalab.fpga.resources import estimate
 from vtalab.spec import Config
 
@@ -41,6 +42,39 @@ def test_parse_and_report(tmp_path):
     assert summary(report) + "\n" == text
 
 
+def _end(cell, port, late, event="posedge $glbnet$clk"):
+    return {"cell": cell, "port": port, "delay": [1.0, late], "event": event}
+
+
+def test_slowest_endpoints_are_grouped_by_the_registers_source_line(tmp_path):
+    nets = [
+        {"net": "a", "endpoints": [_end("pipe.sum7_TRELLIS_FF_Q", "DI", 10.9),
+                                   _end("pipe.sum7_TRELLIS_FF_Q_1", "DI", 10.5),
+                                   _end("pipe.sum7_TRELLIS_FF_Q_2", "DI", 4.0)]},
+        {"net": "b", "endpoints": [_end("loop.i_TRELLIS_FF_Q", "CE", 11.7),
+                                   _end("loop.i_TRELLIS_FF_Q", "DI", 6.0)]},
+        {"net": "c", "endpoints": [_end("core.inp_sram.mem.0.0", "ADB4", 9.0),
+                                   _end("uart.rx_TRELLIS_FF_Q", "M", 30.0, "<async>")]},
+    ]
+    netlist = {"modules": {"top": {"cells": {
+        "pipe.sum7_TRELLIS_FF_Q": {"attributes": {"src": "/x/vtalab/hw/exec_pipe.py:216|/y"}},
+        "pipe.sum7_TRELLIS_FF_Q_1": {"attributes": {"src": "/x/vtalab/hw/exec_pipe.py:216"}},
+        "pipe.sum7_TRELLIS_FF_Q_2": {"attributes": {"src": "/x/vtalab/hw/exec_pipe.py:216"}},
+        "loop.i_TRELLIS_FF_Q": {"attributes": {"src": "/x/vtalab/hw/uop_loop.py:49.5-49.9"}},
+        "core.inp_sram.mem.0.0": {"attributes": {"src": "/share/lattice/brams_map_16kd.v:131"}},
+    }}}}
+    path = tmp_path / "top.json"
+    path.write_text(json.dumps(netlist))
+    rows = slowest_endpoints(nets, cell_sources(path))
+    assert [r["where"] for r in rows] == ["hw/uop_loop.py:49", "hw/exec_pipe.py:216",
+                                          "core.inp_sram.mem.0.0"]
+    assert rows[0] == {"where": "hw/uop_loop.py:49", "arrival_ns": 11.7, "port": "CE",
+                       "endpoints": 1}
+    assert rows[1]["endpoints"] == 2 and rows[1]["arrival_ns"] == 10.9   # 4.0 is not late
+    assert len(slowest_endpoints(nets, {}, count=1)) == 1
+    assert cell_sources(tmp_path / "missing.json") == {}
+
+
 def test_bad_report_is_named(tmp_path):
     path = tmp_path / "r.json"
     path.write_text("{}")
@@ -69,6 +103,12 @@ def test_ecp5_plan_only_writes_the_build_script(tmp_path):
     assert [var for var, _ in steps] == ["YOSYS", "NEXTPNR_ECP5", "ECPPACK"]
     nextpnr_args = steps[1][1]
     assert "--report" in nextpnr_args and "--25k" in nextpnr_args
+    assert "--detailed-timing-report" in nextpnr_args
+    # the SRAMs' same-cycle read/write collisions are "undefined" for Yosys (hw/sram.py)
+    script = (tmp_path / "top.ys").read_text()
+    assert "memory_collect" in script and "a:vtalab_collision=undefined" in script
+    assert script.index("setparam") < script.index("synth_ecp5")
+    assert 'attribute \\vtalab_collision "undefined"' in (tmp_path / "top.il").read_text()
     lpf = (tmp_path / "top.lpf").read_text()
     assert "uart" in lpf and "FREQUENCY" in lpf
     assert "EHXPLLL" in (tmp_path / "top.il").read_text()

@@ -36,12 +36,12 @@ def toolchain() -> dict:
             "MAKEFLAGS": "CFG_CXXFLAGS_PCH_I=-include"}
 
 
-def to_verilog(component, name: str) -> str:
+def to_verilog(component, name: str, platform=None) -> str:
     from amaranth.back import verilog
     saved = os.environ.get("AMARANTH_USE_YOSYS")
     os.environ["AMARANTH_USE_YOSYS"] = "builtin"
     try:
-        return verilog.convert(component, name=name, emit_src=False)
+        return verilog.convert(component, name=name, emit_src=False, platform=platform)
     finally:
         if saved is None:
             os.environ.pop("AMARANTH_USE_YOSYS", None)
@@ -49,12 +49,12 @@ def to_verilog(component, name: str) -> str:
             os.environ["AMARANTH_USE_YOSYS"] = saved
 
 
-def build(name: str, component, top: str = "dut", sources=()) -> Path:
-    """Verilate ``component`` (once per Verilog text), with the Verilog files ``sources``
-    (cell models) beside it, and return its build directory."""
+def build(name: str, component, top: str = "dut", sources=(), platform=None) -> Path:
+    """Verilate ``component`` (once per Verilog text; elaborated for ``platform``), with
+    the Verilog files ``sources`` (cell models) beside it, and return its build directory."""
     env = toolchain()
     import cocotb
-    text = to_verilog(component, top)
+    text = to_verilog(component, top, platform)
     extra = "".join(Path(s).read_text() for s in sources)
     digest = hashlib.sha256((text + extra + cocotb.__version__).encode()).hexdigest()[:16]
     build_dir = CACHE / f"{name}-{digest}"
@@ -76,9 +76,9 @@ def build(name: str, component, top: str = "dut", sources=()) -> Path:
 
 
 def run(name: str, component, bench: str, env: dict | None = None,
-        top: str = "dut", sources=()) -> None:
+        top: str = "dut", sources=(), platform=None) -> None:
     """Build (cached) and run every cocotb test in ``benches/<bench>.py``; fail on failure."""
-    build_dir = build(name, component, top, sources)
+    build_dir = build(name, component, top, sources, platform)
     from cocotb_tools.runner import get_results, get_runner
     os.environ.update(toolchain())
     if str(BENCHES) not in sys.path:    # the runner passes sys.path on as PYTHONPATH
