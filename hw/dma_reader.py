@@ -61,7 +61,7 @@ class DmaReader(wiring.Component):
         with m.If(self.start):
             m.d.sync += [reg.eq(values[name]) for name, reg in fields.items()]
         issuing = self._issuer(m, fields)
-        writing = self._writer(m, fields, values)
+        writing = self._writer(m, fields)
         m.d.comb += self.busy.eq(issuing | writing)
         return m
 
@@ -73,22 +73,23 @@ class DmaReader(wiring.Component):
                             rows)
 
     # ---- SRAM writes -----------------------------------------------------------------------
-    def _writer(self, m: Module, f: dict, start_values: dict) -> Signal:
+    def _writer(self, m: Module, f: dict) -> Signal:
         """Walks the destination entries. Whether an entry is padding comes from four
         registered flags (x >= x_lo, x < x_hi, y >= y_lo, y < y_hi) updated by equality
-        tests against bounds registered in the two setup cycles after the LOAD starts, so
-        no adder or magnitude comparator sits between the counters and the SRAM write /
-        R-channel ready."""
+        tests against bounds registered in the setup cycles after the LOAD starts (from the
+        fields registered at start, so no adder sees the instruction word), so no adder or
+        magnitude comparator sits between the counters and the SRAM write / R-channel
+        ready."""
         cfg = self.cfg
         writing = Signal()
         xw, yw = len(f["x_size"]) + 1, len(f["y_size"]) + 1
         row, col = Signal(yw), Signal(xw)
         sram_addr = Signal(cfg.addr_bits(self.buffer))
-        # bounds: the ones from zero tests and single adds registered at start, the two
-        # from sums of those in the setup cycle after it (nothing is written before the
-        # second setup cycle, whose row flags already see every bound)
+        # bounds, from the fields registered at start: the ones from zero tests and single
+        # adds in the first setup cycle, the ones from sums of those in the second; the
+        # third's row flags see them all, and nothing is written before it ends
         bounds, later = {}, {}
-        v = start_values
+        v = f
         for axis, width in (("x", xw), ("y", yw)):
             lo, size, hi_pad = v[f"{axis}_pad_0"], v[f"{axis}_size"], v[f"{axis}_pad_1"]
             hi_sum = Signal(width, name=f"{axis}_hi_sum")
@@ -109,16 +110,18 @@ class DmaReader(wiring.Component):
         b = {axis: {k: reg for k, (reg, _) in d.items()} for axis, d in bounds.items()}
         for axis, d in later.items():
             b[axis].update({k: reg for k, (reg, _) in d.items()})
-        first_cell, second_cell = Signal(), Signal()
-        m.d.sync += [first_cell.eq(self.start), second_cell.eq(first_cell)]
+        first_cell, second_cell, third_cell = Signal(), Signal(), Signal()
+        m.d.sync += [first_cell.eq(self.start), second_cell.eq(first_cell),
+                     third_cell.eq(second_cell)]
         names = ("ge_x", "lt_x", "ge_y", "lt_y")
         flags = {n: Signal(name=n) for n in names}
         nxt = {n: Signal(name=f"{n}_next") for n in names}
         pad = Signal(init=1)               # ~(all four flags): a register, not a LUT chain
         with m.If(self.start):
-            m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
             m.d.sync += [writing.eq(1), row.eq(0)]
         with m.If(first_cell):
+            m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
+        with m.If(second_cell):
             m.d.sync += [reg.eq(value) for d in later.values() for reg, value in d.values()]
             m.d.sync += sram_addr.eq(f["sram_base"])
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
@@ -131,7 +134,8 @@ class DmaReader(wiring.Component):
         entry, entry_valid, take = self._unpacker(m, f, first_next, last_next)
         advance = Signal()
         m.d.comb += [
-            advance.eq(writing & ~first_cell & ~second_cell & (pad | entry_valid)),
+            advance.eq(writing & ~first_cell & ~second_cell & ~third_cell
+                       & (pad | entry_valid)),
             take.eq(advance & ~pad),
             self.write.en.eq(advance),
             self.write.addr.eq(sram_addr),
@@ -140,8 +144,9 @@ class DmaReader(wiring.Component):
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
         m.d.comb += [first_next.eq(col == b["x"]["lo"]), last_next.eq(col == b["x"]["hi_m1"])]
         with m.If(self.start):
-            m.d.comb += [nxt[n].eq(bounds[n[-1]][n[:2] + "0"][1]) for n in names]
             m.d.comb += col_next.eq(0)
+        with m.Elif(second_cell):
+            m.d.comb += [nxt[n].eq(b[n[-1]][n[:2] + "0"]) for n in names]
         with m.Elif(advance):
             m.d.sync += sram_addr.eq(sram_addr + 1)
             with m.If(col_last):

@@ -1,10 +1,11 @@
 """The GEMM/ALU execution pipeline: one micro-op per cycle, with forwarding.
 
     stage 1  uop word read (address from the loop generator)
+    stage 1a uop word registered (nothing else on the block RAM's output)
     stage 1b indices = uop fields + loop offsets, registered
     stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
-             still being computed further down stalls here (stages 1c, 1b, 1 hold too)
+             still being computed further down stalls here (stages 1c..1 hold too)
     stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate's
              shift decoded
     stage 4  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
@@ -52,8 +53,8 @@ from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (10 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1b, 1c, 2..8)
+#: stage of the accumulator write (11 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1a, 1b, 1c, 2..8)
 WRITE_STAGE = 8
 ACCUMULATE_STAGE = WRITE_STAGE - 1
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..8)
@@ -110,15 +111,21 @@ class ExecPipe(wiring.Component):
               for s in range(2, WRITE_STAGE)}
         dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
-        # stage 1 -> 1b: uop read; stage 1b -> 1c: indices = uop fields + offsets,
-        # registered; 1c -> 2: the micro-op moves on when stage 2 is free next cycle.
+        # stage 1 -> 1a: uop read; 1a -> 1b: the word registered; 1b -> 1c: indices = uop
+        # fields + offsets, registered; 1c -> 2: the micro-op moves on when stage 2 is free
+        # next cycle.
         # ``stall`` (stage 2 holds its micro-op) is a flip-flop computed a cycle ahead, so
         # it reaches the loop generator and every hold enable with no logic in front.
         offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in ("dst", "src", "wgt")]
+        offs1a = [Signal.like(o, name=f"{n}_off1a", reset_less=True)
+                  for o, n in zip(offs1, ("dst", "src", "wgt"))]
         valid1, op1 = Signal(name="valid1"), Signal(op_layout(), name="op1", reset_less=True)
+        valid1a = Signal(name="valid1a")
+        op1a = Signal(op_layout(), name="op1a", reset_less=True)
+        word1a = Signal.like(self.uop_read.data, name="uop1a", reset_less=True)
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
-        uop = data.View(self.uop_layout, self.uop_read.data)
+        uop = data.View(self.uop_layout, word1a)
         idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
                    Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
                    Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
@@ -128,9 +135,11 @@ class ExecPipe(wiring.Component):
             m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
             m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
                          for o, n in zip(offs1, ("dst", "src", "wgt"))]
-            m.d.sync += [valid1c.eq(valid1), op1c.eq(op1)]
+            m.d.sync += [valid1a.eq(valid1), op1a.eq(op1), word1a.eq(self.uop_read.data)]
+            m.d.sync += [a.eq(b) for a, b in zip(offs1a, offs1)]
+            m.d.sync += [valid1c.eq(valid1a), op1c.eq(op1a)]
             m.d.sync += [r.eq(f + o) for r, f, o in
-                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1)]
+                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1a)]
             m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
             m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
         dst2, src2, wgt2 = idx[2]
@@ -193,7 +202,7 @@ class ExecPipe(wiring.Component):
         # busy: a micro-op in stages 1..8 (the history stages past the write only forward,
         # for micro-ops that are themselves in stages 2..8). A register holding what the
         # OR of those valids will be next cycle: the same value, from a flip-flop.
-        entering = [self.valid & ~stall, valid1, valid1c]
+        entering = [self.valid & ~stall, valid1, valid1a, valid1c]
         m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
 
