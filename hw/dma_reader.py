@@ -48,6 +48,10 @@ class DmaReader(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # the start strobe through a register of our own: it comes from a state register
+        # far away (Load/Store/Compute), and here it fans out to every field register
+        self._start = Signal(name="start_q")
+        m.d.sync += self._start.eq(self.start)
         insn = data.View(isa_layouts(self.cfg).mem, self.insn)
         fields, values = {}, {}
         for name in ("sram_base", "dram_base", "y_size", "x_size", "x_stride") + PADS:
@@ -58,19 +62,19 @@ class DmaReader(wiring.Component):
             if name == "y_size" and not self.two_d:
                 value = 1
             values[name] = value
-        with m.If(self.start):
+        with m.If(self._start):
             m.d.sync += [reg.eq(values[name]) for name, reg in fields.items()]
         issuing = self._issuer(m, fields)
         writing = self._writer(m, fields)
-        m.d.comb += self.busy.eq(issuing | writing)
+        m.d.comb += self.busy.eq(self._start | issuing | writing)
         return m
 
     # ---- requests --------------------------------------------------------------------------
     def _issuer(self, m: Module, f: dict) -> Signal:
         insn = data.View(isa_layouts(self.cfg).mem, self.insn)
         rows = insn.y_size if self.two_d else 1
-        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req, self.start,
-                            rows)
+        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req,
+                            self._start, rows)
 
     # ---- SRAM writes -----------------------------------------------------------------------
     def _writer(self, m: Module, f: dict) -> Signal:
@@ -111,13 +115,13 @@ class DmaReader(wiring.Component):
         for axis, d in later.items():
             b[axis].update({k: reg for k, (reg, _) in d.items()})
         first_cell, second_cell, third_cell = Signal(), Signal(), Signal()
-        m.d.sync += [first_cell.eq(self.start), second_cell.eq(first_cell),
+        m.d.sync += [first_cell.eq(self._start), second_cell.eq(first_cell),
                      third_cell.eq(second_cell)]
         names = ("ge_x", "lt_x", "ge_y", "lt_y")
         flags = {n: Signal(name=n) for n in names}
         nxt = {n: Signal(name=f"{n}_next") for n in names}
         pad = Signal(init=1)               # ~(all four flags): a register, not a LUT chain
-        with m.If(self.start):
+        with m.If(self._start):
             m.d.sync += [writing.eq(1), row.eq(0)]
         with m.If(first_cell):
             m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
@@ -143,7 +147,7 @@ class DmaReader(wiring.Component):
         ]
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
         m.d.comb += [first_next.eq(col == b["x"]["lo"]), last_next.eq(col == b["x"]["hi_m1"])]
-        with m.If(self.start):
+        with m.If(first_cell):
             m.d.comb += col_next.eq(0)
         with m.Elif(second_cell):
             m.d.comb += [nxt[n].eq(b[n[-1]][n[:2] + "0"]) for n in names]
@@ -200,7 +204,7 @@ class DmaReader(wiring.Component):
         row_addr = Signal(ADDR_BITS)
         slot_reg = Signal(range(per_beat))
         slot = Signal(range(per_beat))
-        with m.If(self.start):
+        with m.If(self._start):
             insn = data.View(isa_layouts(cfg).mem, self.insn)
             m.d.sync += row_addr.eq(insn.dram_base << log_e)
         row_first, row_last = Signal(), Signal()

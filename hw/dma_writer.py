@@ -40,10 +40,14 @@ class DmaWriter(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # the start strobe through a register of our own: it comes from a state register
+        # far away (Load/Store/Compute), and here it fans out to every field register
+        self._start = Signal(name="start_q")
+        m.d.sync += self._start.eq(self.start)
         insn = data.View(isa_layouts(self.cfg).mem, self.insn)
         f = {n: Signal(insn[n].shape(), name=n)
              for n in ("sram_base", "dram_base", "y_size", "x_size", "x_stride")}
-        with m.If(self.start):
+        with m.If(self._start):
             m.d.sync += [reg.eq(insn[n]) for n, reg in f.items()]
         issuing = self._issuer(m, insn, f)
         m.submodules.entries = entries = fifo.SyncFIFO(width=self.entry_bytes * 8,
@@ -51,24 +55,24 @@ class DmaWriter(wiring.Component):
         reading = self._reader(m, insn, entries)
         packing = self._packer(m, insn, f, entries)
         started = Signal()
-        m.d.sync += started.eq(self.start)
-        m.d.comb += self.busy.eq(self.start | started | issuing | reading | packing
+        m.d.sync += started.eq(self._start)
+        m.d.comb += self.busy.eq(self._start | started | issuing | reading | packing
                                  | entries.r_rdy | ~self.dma.idle)
         return m
 
     def _issuer(self, m, insn, f) -> Signal:
-        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req, self.start,
-                            insn.y_size)
+        return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req,
+                            self._start, insn.y_size)
 
     def _reader(self, m, insn, entries) -> Signal:
         left = Signal(len(insn.y_size) + len(insn.x_size))
         addr = Signal(self.cfg.addr_bits(self.buffer))
         in_flight = Signal()
-        with m.If(self.start):
+        with m.If(self._start):
             m.d.sync += [left.eq(insn.y_size * insn.x_size), addr.eq(insn.sram_base)]
         issue = Signal()
         m.d.comb += [
-            issue.eq(~self.start & (left != 0)
+            issue.eq(~self._start & (left != 0)
                      & (entries.level + in_flight < ENTRY_FIFO_DEPTH)),
             self.read.addr.eq(addr),
             entries.w_en.eq(in_flight),
@@ -102,7 +106,7 @@ class DmaWriter(wiring.Component):
         x_m1, x_is_1 = Signal.like(f["x_size"], name="x_size_m1"), Signal(name="x_size_is_1")
         slot_reg = Signal(range(per_beat))
         acc_data, acc_strb = Signal(cfg.bus_bits), Signal(cfg.bus_bytes)
-        with m.If(self.start):
+        with m.If(self._start):
             m.d.sync += [row_addr.eq(insn.dram_base << log_e), first.eq(1),
                          left.eq(insn.x_size - 1), x_m1.eq(insn.x_size - 1),
                          last.eq(insn.x_size == 1), x_is_1.eq(insn.x_size == 1)]
