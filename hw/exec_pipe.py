@@ -111,37 +111,7 @@ class ExecPipe(wiring.Component):
               for s in range(2, WRITE_STAGE)}
         dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
-        # stage 1 -> 1a: uop read; 1a -> 1b: the word registered; 1b -> 1c: indices = uop
-        # fields + offsets, registered; 1c -> 2: the micro-op moves on when stage 2 is free
-        # next cycle.
-        # ``stall`` (stage 2 holds its micro-op) is a flip-flop computed a cycle ahead, so
-        # it reaches the loop generator and every hold enable with no logic in front.
-        offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
-                 for n in ("dst", "src", "wgt")]
-        offs1a = [Signal.like(o, name=f"{n}_off1a", reset_less=True)
-                  for o, n in zip(offs1, ("dst", "src", "wgt"))]
-        valid1, op1 = Signal(name="valid1"), Signal(op_layout(), name="op1", reset_less=True)
-        valid1a = Signal(name="valid1a")
-        op1a = Signal(op_layout(), name="op1a", reset_less=True)
-        word1a = Signal.like(self.uop_read.data, name="uop1a", reset_less=True)
-        m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
-        uop = data.View(self.uop_layout, word1a)
-        idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
-                   Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
-                   Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
-               for s in ("1c", 2)}
-        valid1c, op1c = Signal(name="valid1c"), Signal(op_layout(), name="op1c", reset_less=True)
-        with m.If(~stall):
-            m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
-            m.d.sync += [o.eq(getattr(self, f"{n}_offset"))
-                         for o, n in zip(offs1, ("dst", "src", "wgt"))]
-            m.d.sync += [valid1a.eq(valid1), op1a.eq(op1), word1a.eq(self.uop_read.data)]
-            m.d.sync += [a.eq(b) for a, b in zip(offs1a, offs1)]
-            m.d.sync += [valid1c.eq(valid1a), op1c.eq(op1a)]
-            m.d.sync += [r.eq(f + o) for r, f, o in
-                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1a)]
-            m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
-            m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
+        front, valid1c, op1c, idx = self._front(m, valid, op, acc_aw)
         dst2, src2, wgt2 = idx[2]
         # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
@@ -202,9 +172,44 @@ class ExecPipe(wiring.Component):
         # busy: a micro-op in stages 1..8 (the history stages past the write only forward,
         # for micro-ops that are themselves in stages 2..8). A register holding what the
         # OR of those valids will be next cycle: the same value, from a flip-flop.
-        entering = [self.valid & ~stall, valid1, valid1a, valid1c]
+        entering = [self.valid & ~stall] + front
         m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
+
+    def _front(self, m, valid, op, acc_aw):
+        """Stages 1..1c, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1b the word
+        registered; 1b -> 1c indices = uop fields + offsets, registered; 1c -> 2 the
+        micro-op moves on when stage 2 is free next cycle. ``stall`` (stage 2 holds its
+        micro-op) is a flip-flop computed a cycle ahead, so it reaches the loop generator
+        and every hold enable with no logic in front. Returns the valids of stages 1..1c,
+        stage 1c's valid and op, and the index registers of stages 1c and 2."""
+        stall = self.stall
+        names = ("dst", "src", "wgt")
+        offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
+                 for n in names]
+        offs1a = [Signal.like(o, name=f"{n}_off1a", reset_less=True)
+                  for o, n in zip(offs1, names)]
+        valid1, valid1a, valid1c = (Signal(name=f"valid{s}") for s in ("1", "1a", "1c"))
+        op1, op1a, op1c = (Signal(op_layout(), name=f"op{s}", reset_less=True)
+                           for s in ("1", "1a", "1c"))
+        word1a = Signal.like(self.uop_read.data, name="uop1a", reset_less=True)
+        m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
+        uop = data.View(self.uop_layout, word1a)
+        idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
+                   Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
+                   Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
+               for s in ("1c", 2)}
+        with m.If(~stall):
+            m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
+            m.d.sync += [o.eq(getattr(self, f"{n}_offset")) for o, n in zip(offs1, names)]
+            m.d.sync += [valid1a.eq(valid1), op1a.eq(op1), word1a.eq(self.uop_read.data)]
+            m.d.sync += [a.eq(b) for a, b in zip(offs1a, offs1)]
+            m.d.sync += [valid1c.eq(valid1a), op1c.eq(op1a)]
+            m.d.sync += [r.eq(f + o) for r, f, o in
+                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1a)]
+            m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
+            m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
+        return [valid1, valid1a, valid1c], valid1c, op1c, idx
 
     def _gemm_sums(self, m, platform, inp4, wgt4, gemm) -> list:
         """Each output's sum of products: products registered in stage 4, sums of groups of
