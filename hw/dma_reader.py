@@ -14,7 +14,7 @@ Buffers without padding (wgt, uop) are built with ``pad=False``; a uop load is o
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Mux, Signal
+from amaranth.hdl import Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -190,9 +190,7 @@ class DmaReader(wiring.Component):
             with m.If(take):
                 m.d.sync += have.eq(0)
             with m.If(resp.valid & resp.ready):
-                # shifted in from the top (the first beat ends lowest): every bit loads on
-                # the same enable, no per-word decode of ``count``
-                m.d.sync += buf.eq(Cat(buf[cfg.bus_bits:], resp.payload))
+                m.d.sync += buf.word_select(count, cfg.bus_bits).eq(resp.payload)
                 with m.If(count == per_entry - 1):
                     m.d.sync += [count.eq(0), have.eq(1)]
                 with m.Else():
