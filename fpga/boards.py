@@ -48,7 +48,7 @@ class Board:
     uart_baud: int = 115200
     notes: str = ""
     hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
-    dsp_product_registers: bool = False   # GEMM product registers inside the DSPs (ECP5)
+    dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     extra: dict = field(default_factory=dict)
 
     @property

@@ -6,10 +6,11 @@ On an ECP5 board that asks for it (``Board.dsp_product_registers``, which the FP
 puts on the platform) the exec pipe's product register is the MULT18X18D's own output
 register (``REG_OUTPUT_CLK``, clocked by the sync domain, clock enable ``CE0``, never
 reset; GSR off: reset-less like the generic one). That moved the OrangeCrab-25F from 92.1
-to 104.9 MHz; on the ULX3S-85F's 1x16x4 it moved the long route to the adder trees instead
-and did not route (docs/fpga.md), so that board keeps fabric registers. Everywhere else
-(simulation, Verilog for the vendor flows) it is an ordinary register. Both load ``a * b``
-when ``enable`` is high and hold otherwise.
+to 104.9 MHz; the ULX3S-85F uses them too since its adder trees take two stages (its
+1x16x4 did not route with them while the tree took one: docs/fpga.md). The ALU MUL's
+unsigned partial products use the same. Everywhere else (simulation, Verilog for the
+vendor flows) it is an ordinary register. Both load ``a * b`` when ``enable`` is high and
+hold otherwise.
 """
 from __future__ import annotations
 
