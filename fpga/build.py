@@ -71,9 +71,9 @@ def _collision_script() -> str:
     """Yosys commands run after reading the design: the memories hw/sram.py marks may
     return anything on a read of the row written in the same cycle (the core never uses
     one), so Yosys puts no bypass logic between the block RAM and its reader."""
-    from vtalab.hw.sram import COLLISION_ATTR
+    from vtalab.hw.sram import COLLISION_ATTR, COLLISION_MAX_READ_PORTS
     lines = ["memory_collect"]
-    for ports in (1, 2, 3, 4):
+    for ports in range(1, COLLISION_MAX_READ_PORTS + 1):
         lines.append(f"setparam -set RD_COLLISION_X_MASK {ports}'b{'1' * ports} "
                      f"t:$mem_v2 a:{COLLISION_ATTR}=undefined %i r:RD_PORTS={ports} %i "
                      f"r:WR_PORTS=1 %i")

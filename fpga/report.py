@@ -72,11 +72,9 @@ def slowest_endpoints(nets: list, cell_sources: dict, count: int = 20) -> list:
 def cell_sources(netlist_path: "str | Path") -> dict:
     """Cell name -> the source location Yosys recorded for it (its ``src`` attribute)."""
     try:
-        module = json.loads(Path(netlist_path).read_text())["modules"]
+        cells = json.loads(Path(netlist_path).read_text())["modules"]["top"]["cells"]
     except (OSError, ValueError, KeyError):
         return {}
-    cells = next(iter(module.values()), {}).get("cells", {}) if len(module) == 1 else \
-        module.get("top", {}).get("cells", {})
     return {name: cell.get("attributes", {}).get("src", "") for name, cell in cells.items()}
 
 

@@ -119,7 +119,12 @@ def mul_operand_pairs(bits: int, a, b) -> tuple:
 def mul_cross(bits: int, cross0, cross1):
     """The low bits of the two cross products' sum that reach the result (a register
     between :func:`mul_cross` and :func:`mul_combine` splits the two carry chains)."""
-    return (cross0 + cross1)[:bits - (bits + 1) // 2]
+    return (cross0 + cross1)[:mul_cross_bits(bits)]
+
+
+def mul_cross_bits(bits: int) -> int:
+    """Width of :func:`mul_cross`: the result bits above the low half."""
+    return bits - (bits + 1) // 2
 
 
 def mul_combine(bits: int, lo, cross):

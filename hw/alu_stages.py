@@ -25,7 +25,7 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp, sat_relu_bit
 
-from .alu import mul_combine, mul_cross, mul_operand_pairs, sat_clip
+from .alu import mul_combine, mul_cross, mul_cross_bits, mul_operand_pairs, sat_clip
 from .ecp5_dsp import registered_product
 from .gemm import element_view
 from .sram import entry_bits
@@ -119,7 +119,7 @@ class AluStages:
             m.d.comb += lane.eq(terms[0] | terms[1] | terms[2])
             lo, cross0, cross1 = r["mul"]
             r["lo6"] = Signal(bits, name=f"alu6_mul_lo_{k}", reset_less=True)
-            r["cross6"] = Signal(bits - (bits + 1) // 2, name=f"alu6_mul_cross_{k}",
+            r["cross6"] = Signal(mul_cross_bits(bits), name=f"alu6_mul_cross_{k}",
                                  reset_less=True)
             with m.If(enable):
                 m.d.sync += out[k].eq(lane)

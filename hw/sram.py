@@ -25,6 +25,8 @@ from vtalab.spec.errors import ConfigError
 
 
 COLLISION_MODES = ("old", "undefined", "poison")
+#: read ports an "undefined" memory may have (the FPGA build marks 1..this many)
+COLLISION_MAX_READ_PORTS = 4
 #: the memory attribute an FPGA build turns into Yosys' read-collision "undefined"
 COLLISION_ATTR = "vtalab_collision"
 
@@ -71,6 +73,9 @@ class Sram(wiring.Component):
         if collisions not in COLLISION_MODES:
             raise ConfigError(f"vtalab_sram_collisions must be one of {COLLISION_MODES}, "
                               f"not {collisions!r}")
+        if collisions == "undefined" and self.n_read > COLLISION_MAX_READ_PORTS:
+            raise ConfigError(f"an SRAM with undefined read collisions must have at most "
+                              f"{COLLISION_MAX_READ_PORTS} read ports, not {self.n_read}")
         attrs = {COLLISION_ATTR: "undefined"} if collisions == "undefined" else None
         m.submodules.mem = mem = memory.Memory(shape=unsigned(self.width), depth=self.depth,
                                                init=[], attrs=attrs)

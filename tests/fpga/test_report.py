@@ -112,3 +112,20 @@ def test_ecp5_plan_only_writes_the_build_script(tmp_path):
     lpf = (tmp_path / "top.lpf").read_text()
     assert "uart" in lpf and "FREQUENCY" in lpf
     assert "EHXPLLL" in (tmp_path / "top.il").read_text()
+
+
+def test_undefined_read_collisions_cover_every_marked_port_count():
+    from amaranth.back import rtlil
+
+    from vtalab.fpga.build import _collision_script
+    from vtalab.hw.sram import COLLISION_MAX_READ_PORTS, Sram
+    from vtalab.spec import ConfigError
+
+    class Open:
+        vtalab_sram_collisions = "undefined"
+    script = _collision_script()
+    for ports in range(1, COLLISION_MAX_READ_PORTS + 1):
+        assert f"r:RD_PORTS={ports} " in script
+        rtlil.convert(Sram(8, 16, ports), platform=Open())
+    with pytest.raises(ConfigError, match="at most 4 read ports, not 5"):
+        rtlil.convert(Sram(8, 16, COLLISION_MAX_READ_PORTS + 1), platform=Open())
