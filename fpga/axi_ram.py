@@ -54,7 +54,9 @@ class AxiRam(wiring.Component):
     def _read_side(self, m, rport):
         """Reads go through two registers: the block RAM's output (slow on the ECP5: 5.8 ns
         clock-to-out at speed grade 6) feeds only ``rdata_q``, which drives RDATA and the
-        host's read data. The pipeline (RAM output, then rdata_q) advances together."""
+        host's read data. The pipeline (RAM output, then rdata_q) advances together. The
+        read address is always the ``addr`` register (a host read loads it first): no
+        multiplexer between it and the address pins of every block RAM of the memory."""
         axi, host = self.axi, self.host
         active, fetched, pending = Signal(), Signal(), Signal()
         last_fetched, last_pending = Signal(), Signal()
@@ -62,7 +64,8 @@ class AxiRam(wiring.Component):
         rdata_q = Signal(self.bus_bits)
         advance = ~pending | axi.rready
         busy = active | fetched | pending
-        m.d.comb += [axi.arready.eq(~busy), axi.rvalid.eq(pending),
+        host_wait = Signal(3)            # a host read: address, RAM read, rdata_q, done
+        m.d.comb += [axi.arready.eq(~busy & (host_wait == 0)), axi.rvalid.eq(pending),
                      axi.rdata.eq(rdata_q), axi.rlast.eq(last_pending), axi.rresp.eq(0)]
         with m.If(axi.arvalid & axi.arready):
             m.d.sync += [active.eq(1), addr.eq(self._index(axi.araddr)), left.eq(axi.arlen)]
@@ -74,20 +77,20 @@ class AxiRam(wiring.Component):
                 m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
                 with m.If(left == 0):
                     m.d.sync += active.eq(0)
-        # Host reads use the port while no burst runs; data is there two cycles later.
-        host_wait, lane = Signal(2), Signal(max(1, self.lane_bits - 2))
+        # Host reads use the port while no burst runs; data is there three cycles later.
+        lane = Signal(max(1, self.lane_bits - 2))
         free = ~busy & ~axi.arvalid
         start = host.valid & ~host.write & free & (host_wait == 0)
-        m.d.comb += [rport.en.eq(advance | start),
-                     rport.addr.eq(Mux(active, addr, self._index(host.addr)))]
-        m.d.sync += host_wait.eq(Cat(start, host_wait[0]))
-        with m.If(host_wait[0]):
+        m.d.comb += [rport.en.eq(advance | host_wait[0]), rport.addr.eq(addr)]
+        m.d.sync += host_wait.eq(Cat(start, host_wait[:2]))
+        with m.If(host_wait[1]):
             m.d.sync += rdata_q.eq(rport.data)
         with m.If(start):
-            m.d.sync += lane.eq(host.addr[2:self.lane_bits])
+            m.d.sync += [lane.eq(host.addr[2:self.lane_bits]),
+                         addr.eq(self._index(host.addr))]
         words = [rdata_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
-        return host_wait[1]
+        return host_wait[2]
 
     def _write_side(self, m, wport):
         axi, host = self.axi, self.host

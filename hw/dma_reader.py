@@ -14,7 +14,7 @@ Buffers without padding (wgt, uop) are built with ``pad=False``; a uop load is o
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -182,20 +182,7 @@ class DmaReader(wiring.Component):
         take = Signal()
         entry_valid = Signal()
         if ebytes >= cfg.bus_bytes:
-            per_entry = ebytes // cfg.bus_bytes
-            buf = Signal(ebits)
-            count = Signal(range(per_entry))
-            have = Signal()
-            m.d.comb += [resp.ready.eq(~have | take), entry_valid.eq(have)]
-            with m.If(take):
-                m.d.sync += have.eq(0)
-            with m.If(resp.valid & resp.ready):
-                m.d.sync += buf.word_select(count, cfg.bus_bits).eq(resp.payload)
-                with m.If(count == per_entry - 1):
-                    m.d.sync += [count.eq(0), have.eq(1)]
-                with m.Else():
-                    m.d.sync += count.eq(count + 1)
-            return buf, entry_valid, take
+            return self._assembler(m, take, entry_valid) + (take,)
         # Narrow entries: several per beat; each data row starts at its DRAM offset.
         per_beat = cfg.bus_bytes // ebytes
         log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)
@@ -217,6 +204,37 @@ class DmaReader(wiring.Component):
             with m.If(row_last):
                 m.d.sync += row_addr.eq(row_addr + (f["x_stride"] << log_e))
         return resp.payload.word_select(slot, ebits), entry_valid, take
+
+
+    def _assembler(self, m: Module, take, entry_valid) -> tuple:
+        """(entry, entry_valid) for entries of one or more whole beats. The first beats
+        of an entry collect in ``head``, the last one completes ``entry`` beside them, so
+        with two or more beats the response's ready comes from registers alone (a full
+        entry only blocks the next entry's last beat): the AXI response slice's 70-bit
+        clock enable and the beat registers' no longer wait on the SRAM writer's take.
+        A one-beat entry needs the take (ready = ~have | take)."""
+        cfg, resp = self.cfg, self.dma.resp
+        per_entry = self.entry_bytes // cfg.bus_bytes
+        entry, have = Signal(self.entry_bytes * 8), Signal()
+        m.d.comb += entry_valid.eq(have)
+        with m.If(take):
+            m.d.sync += have.eq(0)
+        if per_entry == 1:
+            m.d.comb += resp.ready.eq(~have | take)
+            with m.If(resp.valid & resp.ready):
+                m.d.sync += [entry.eq(resp.payload), have.eq(1)]
+            return entry, entry_valid
+        head = Signal(cfg.bus_bits * (per_entry - 1))
+        count, at_last = Signal(range(per_entry)), Signal()
+        m.d.comb += resp.ready.eq(~(have & at_last))
+        with m.If(resp.valid & resp.ready):
+            with m.If(at_last):
+                m.d.sync += [entry.eq(Cat(head, resp.payload)), have.eq(1),
+                             count.eq(0), at_last.eq(0)]
+            with m.Else():
+                m.d.sync += [head.word_select(count, cfg.bus_bits).eq(resp.payload),
+                             count.eq(count + 1), at_last.eq(count == per_entry - 2)]
+        return entry, entry_valid
 
 
 def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, start,
