@@ -9,7 +9,7 @@ that only change on a handshake, so it is stable under back-pressure.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal
+from amaranth.hdl import Const, Module, Mux, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -17,6 +17,7 @@ from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
 
 from .dma_reader import log2, row_requests
+from .ecp5_dsp import registered_product
 from .interfaces import ADDR_BITS, WriteClientSignature
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature
@@ -25,7 +26,9 @@ ENTRY_FIFO_DEPTH = 4
 
 
 class DmaWriter(wiring.Component):
-    """Runs the STORE in ``insn`` when ``start`` strobes; ``busy`` until DRAM acked it all."""
+    """Runs the STORE in ``insn`` when ``start`` strobes; ``busy`` until DRAM acked it all.
+    ``insn`` must be held from the cycle before ``start`` (the Store unit's word register
+    is) until ``busy`` falls."""
 
     def __init__(self, cfg: Config, buffer: str = "out"):
         self.cfg, self.buffer = cfg, buffer
@@ -52,7 +55,7 @@ class DmaWriter(wiring.Component):
         issuing = self._issuer(m, insn, f)
         m.submodules.entries = entries = fifo.SyncFIFO(width=self.entry_bytes * 8,
                                                        depth=ENTRY_FIFO_DEPTH)
-        reading = self._reader(m, insn, entries)
+        reading = self._reader(m, platform, insn, entries)
         packing = self._packer(m, insn, f, entries)
         started = Signal()
         m.d.sync += started.eq(self._start)
@@ -64,12 +67,16 @@ class DmaWriter(wiring.Component):
         return row_requests(m, self.cfg, self.entry_bytes, insn, f, self.dma.req,
                             self._start, insn.y_size)
 
-    def _reader(self, m, insn, entries) -> Signal:
-        left = Signal(len(insn.y_size) + len(insn.x_size))
+    def _reader(self, m, platform, insn, entries) -> Signal:
+        # the entry count, a product registered every cycle (in a DSP's output register on
+        # ECP5 boards): the instruction is held from the cycle before the start strobe
+        entries_total = registered_product(m, platform, insn.y_size, insn.x_size, Const(1),
+                                           name="entries_total")
+        left = Signal(len(entries_total))
         addr = Signal(self.cfg.addr_bits(self.buffer))
         in_flight = Signal()
         with m.If(self._start):
-            m.d.sync += [left.eq(insn.y_size * insn.x_size), addr.eq(insn.sram_base)]
+            m.d.sync += [left.eq(entries_total), addr.eq(insn.sram_base)]
         issue = Signal()
         m.d.comb += [
             issue.eq(~self._start & (left != 0)
