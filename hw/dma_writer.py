@@ -73,22 +73,23 @@ class DmaWriter(wiring.Component):
         entries_total = registered_product(m, platform, insn.y_size, insn.x_size, Const(1),
                                            name="entries_total")
         left = Signal(len(entries_total))
+        more = Signal()                     # left != 0, kept as a register
         addr = Signal(self.cfg.addr_bits(self.buffer))
         in_flight = Signal()
         with m.If(self._start):
-            m.d.sync += [left.eq(entries_total), addr.eq(insn.sram_base)]
+            m.d.sync += [left.eq(entries_total), more.eq(entries_total != 0),
+                         addr.eq(insn.sram_base)]
         issue = Signal()
         m.d.comb += [
-            issue.eq(~self._start & (left != 0)
-                     & (entries.level + in_flight < ENTRY_FIFO_DEPTH)),
+            issue.eq(~self._start & more & (entries.level + in_flight < ENTRY_FIFO_DEPTH)),
             self.read.addr.eq(addr),
             entries.w_en.eq(in_flight),
             entries.w_data.eq(self.read.data),
         ]
         m.d.sync += in_flight.eq(issue)
         with m.If(issue):
-            m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
-        return (left != 0) | in_flight
+            m.d.sync += [addr.eq(addr + 1), left.eq(left - 1), more.eq(left != 1)]
+        return more | in_flight
 
     def _packer(self, m, insn, f, entries) -> Signal:
         cfg, out = self.cfg, self.dma.data

@@ -48,7 +48,7 @@ from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
 
 from .alu_stages import AluStages
-from .ecp5_dsp import registered_product, uses_dsp_registers
+from .ecp5_dsp import registered_product
 from .gemm import element_view, tree_sum
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
@@ -217,7 +217,7 @@ class ExecPipe(wiring.Component):
         accumulator element order)."""
         cfg = self.cfg
         inp, wgt = element_view(cfg, "inp", inp4), element_view(cfg, "wgt", wgt4)
-        group = _first_tree_group(cfg.block_in, uses_dsp_registers(platform))
+        group = _first_tree_group(cfg.block_in)
         sums = []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
@@ -285,13 +285,9 @@ class ExecPipe(wiring.Component):
         return Mux(go2 | ~valid[2], incoming, staying)
 
 
-def _first_tree_group(count: int, from_dsp: bool = False) -> int:
-    """Products summed in stage 5: the first half of the tree's levels (rounded up), or
-    one level when the products come out of DSP output registers (``from_dsp``: the route
-    out of the DSP column takes a third of an ECP5 cycle at speed grade 6)."""
+def _first_tree_group(count: int) -> int:
+    """Products summed in stage 5: the first half of the tree's levels (rounded up)."""
     levels = (count - 1).bit_length()
-    if from_dsp:
-        return min(2, 1 << levels)
     return 1 << ((levels + 1) // 2)
 
 

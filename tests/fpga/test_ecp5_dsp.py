@@ -102,9 +102,9 @@ def test_dsp_product_equals_generic_register_under_the_cell_model():
 
 @pytest.mark.slow
 def test_ecp5_core_matches_functional_simulator_under_the_cell_model():
-    """The core as ECP5 boards build it (every product in a DSP output register, one adder
-    level after them in stage 5, the STORE's entry count from a DSP) runs the tb_core
-    programs exactly as the functional simulator does."""
+    """The core as ECP5 boards build it (every GEMM product and ALU MUL partial in a DSP
+    output register, the STORE's entry count from a DSP) runs the tb_core programs
+    exactly as the functional simulator does."""
     from tests.hw.rtl import run
     from vtalab.hw.core import Core
     run("core-tiny-ecp5", Core(preset("tiny")), "tb_core", env={"VTALAB_BUS_BITS": "64"},

@@ -37,16 +37,8 @@ def toolchain() -> dict:
 
 
 def to_verilog(component, name: str, platform=None) -> str:
-    from amaranth.back import verilog
-    saved = os.environ.get("AMARANTH_USE_YOSYS")
-    os.environ["AMARANTH_USE_YOSYS"] = "builtin"
-    try:
-        return verilog.convert(component, name=name, emit_src=False, platform=platform)
-    finally:
-        if saved is None:
-            os.environ.pop("AMARANTH_USE_YOSYS", None)
-        else:
-            os.environ["AMARANTH_USE_YOSYS"] = saved
+    from vtalab.hw.verilog import convert
+    return convert(component, name, platform)
 
 
 def build(name: str, component, top: str = "dut", sources=(), platform=None) -> Path:
