@@ -55,7 +55,10 @@ class AluStages:
         self.v_sum = Signal(name="alu4_v_sum", reset_less=True)
         self.w_sum = Signal(name="alu4_w_sum", reset_less=True)
         self.is_min = Signal(name="alu4_is_min", reset_less=True)
+        # the immediate at the lane width, once per micro-op (not once per lane and cycle)
+        self.imm = Signal(signed(self.bits), name="alu4_imm", reset_less=True)
         with m.If(enable):
+            m.d.sync += self.imm.eq(op.imm)
             m.d.sync += [self.imm_shift.eq((opcode == AluOp.SAT) | op.use_imm),
                          self.imm_left.eq(amount < 0),
                          self.imm_dist.eq(Mux(amount < 0, -amount, amount)),
@@ -72,7 +75,7 @@ class AluStages:
             a = dst[k]
             operand = Signal(signed(bits), name=f"alu_operand_{k}")
             total = Signal(signed(bits), name=f"alu_sum_{k}")
-            m.d.comb += [operand.eq(Mux(op.use_imm, op.imm, src[k])),
+            m.d.comb += [operand.eq(Mux(op.use_imm, self.imm, src[k])),
                          total.eq((a + operand)[:bits])]
             amount = src[k][:cfg.shift_bits].as_signed()        # when not from the imm
             r = {

@@ -48,8 +48,8 @@ from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
 
 from .alu_stages import AluStages
-from .ecp5_dsp import registered_product
-from .gemm import element_view, tree_sum
+from .gemm import element_view
+from .gemm_tree import GemmTree
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
@@ -120,12 +120,11 @@ class ExecPipe(wiring.Component):
         m.d.sync += stall.eq(self._next_stall(valid, op, dst, idx, valid1c, op1c, go2))
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
-        inp4 = Signal(entry_bits(cfg, "inp"), reset_less=True)
-        wgt4 = Signal(entry_bits(cfg, "wgt"), reset_less=True)
+        tree = GemmTree(m, cfg, platform)
+        tree.operands(self.inp_read.data, self.wgt_read.data, valid[3])
         accd4, accs4 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
         with m.If(valid[3]):
-            m.d.sync += [inp4.eq(self.inp_read.data), wgt4.eq(self.wgt_read.data),
-                         accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
+            m.d.sync += [accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
         for s in range(4, last + 1):
             m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
         for s in range(4, WRITE_STAGE):
@@ -133,7 +132,7 @@ class ExecPipe(wiring.Component):
         # stage 4: products (GEMM), lanes (ALU); data registers load only for their kind of
         # micro-op (clock enables: less switching, and Verilator skips the idle datapath)
         gemm = {s: valid[s] & ~op[s].is_alu for s in range(4, ACCUMULATE_STAGE)}
-        sums = self._gemm_sums(m, platform, inp4, wgt4, gemm)
+        sums = tree.sums(gemm)
         # ALU lanes: stages 3..6 (hw/alu_stages.py), the final lanes registered for stage 7
         alu = AluStages(m, cfg, platform)
         alu.stage3(op[3], valid[3] & op[3].is_alu)
@@ -151,7 +150,7 @@ class ExecPipe(wiring.Component):
         total = Signal(acc_bits)
         total_view = element_view(cfg, "acc", total)
         for k, s in enumerate(sums):
-            m.d.comb += total_view[k].eq((acc[k] + s)[:cfg.acc_bits])
+            m.d.comb += total_view[k].eq(tree.accumulate(acc[k], s))
         a = ACCUMULATE_STAGE
         result = Mux(op[a].is_alu, alu7, Mux(op[a].reset, 0, total))
         is_alu_w = Signal()
@@ -211,34 +210,6 @@ class ExecPipe(wiring.Component):
             m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
         return [valid1, valid1a, valid1c], valid1c, op1c, idx
 
-    def _gemm_sums(self, m, platform, inp4, wgt4, gemm) -> list:
-        """Each output's sum of products: products registered in stage 4, sums of groups of
-        them in stage 5, the group sums added in stage 6 (registered tree sums, in
-        accumulator element order)."""
-        cfg = self.cfg
-        inp, wgt = element_view(cfg, "inp", inp4), element_view(cfg, "wgt", wgt4)
-        group = _first_tree_group(cfg.block_in)
-        sums = []
-        for b in range(cfg.batch):
-            for o in range(cfg.block_out):
-                products = [registered_product(
-                    m, platform, inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
-                    gemm[4], name=f"prod5_{b}_{o}_{i}") for i in range(cfg.block_in)]
-                partial = []
-                for g in range(0, cfg.block_in, group):
-                    total = tree_sum(products[g:g + group])
-                    reg = Signal(signed(len(total)), name=f"part6_{b}_{o}_{g // group}",
-                                 reset_less=True)
-                    with m.If(gemm[5]):
-                        m.d.sync += reg.eq(total)
-                    partial.append(reg)
-                total = tree_sum(partial)
-                reg = Signal(signed(len(total)), name=f"sum7_{b}_{o}", reset_less=True)
-                with m.If(gemm[6]):
-                    m.d.sync += reg.eq(total)
-                sums.append(reg)
-        return sums
-
     @staticmethod
     def _forwarded_row(m, valid, dst, gemm, accd4, results):
         """The acc row for the micro-op in stage 7: the newest in-flight result with its
@@ -283,12 +254,6 @@ class ExecPipe(wiring.Component):
         incoming = valid1c & op1c.is_alu & hazard(op1c, idx["1c"], [(go2, idx[2][0])] + older)
         staying = valid[2] & op[2].is_alu & hazard(op[2], idx[2], older)
         return Mux(go2 | ~valid[2], incoming, staying)
-
-
-def _first_tree_group(count: int) -> int:
-    """Products summed in stage 5: the first half of the tree's levels (rounded up)."""
-    levels = (count - 1).bit_length()
-    return 1 << ((levels + 1) // 2)
 
 
 def _any(bits):

@@ -12,9 +12,17 @@ TOP_NAME = "vtalab_core"
 # (most of them) becomes ``if (en) q <= d``, with the synchronous reset folded in the same
 # way. Amaranth's own output computes each next value in an ``always @*`` block that
 # Verilator evaluates every cycle; folded, an idle register costs one test. Same function,
-# register for register (Yosys' opt_dff only moves muxes into enables and resets).
-SIMULATION_PASSES = ("proc", "opt_clean", "opt_dff", "opt_clean", "memory_collect",
-                     "write_verilog -norename")
+# register for register: the passes only move muxes into enables and resets and merge
+# equal cells. (Not ``wreduce``: it narrows the wide GEMM of hw/gemm_tree.py back to int8
+# products and sign-extends them bit by bit, which Verilator runs 45% slower.)
+SIMULATION_PASSES = ("proc", "opt_expr", "opt_clean", "opt_dff", "opt_merge", "opt_clean",
+                     "memory_collect", "write_verilog -norename")
+
+
+class SimulatorPlatform:
+    """What the Core is elaborated for when a cycle simulator runs it: the GEMM at the
+    accumulator's width (hw/gemm_tree.py), the same values as the synthesized datapath."""
+    vtalab_wide_arithmetic = True
 
 
 @contextmanager
@@ -33,8 +41,9 @@ def _builtin_yosys():
 def generate(cfg: Config, name: str = TOP_NAME, for_simulation: bool = False) -> str:
     """Verilog text of ``Core(cfg)`` with top module ``name`` (built-in Yosys, reproducible).
 
-    ``for_simulation``: registers written with clock enables (:data:`SIMULATION_PASSES`),
-    which Verilator runs faster; the default is Amaranth's plain output."""
+    ``for_simulation``: elaborated for :class:`SimulatorPlatform`, registers written with
+    clock enables (:data:`SIMULATION_PASSES`): Verilator runs it faster; the default is
+    Amaranth's plain output, as synthesis sees the design."""
     from .core import Core
     return convert(Core(cfg), name, for_simulation=for_simulation)
 
@@ -47,6 +56,7 @@ def convert(component, name: str, platform=None, for_simulation: bool = False) -
         if not for_simulation:
             return verilog.convert(component, name=name, emit_src=False, platform=platform)
         from amaranth._toolchain.yosys import find_yosys
+        platform = SimulatorPlatform() if platform is None else platform
         text = rtlil.convert(component, name=name, emit_src=False, platform=platform)
         yosys = find_yosys(lambda version: version >= (0, 40))
         script = [f"read_rtlil <<rtlil\n{text}\nrtlil", *SIMULATION_PASSES]

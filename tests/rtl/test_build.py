@@ -83,3 +83,14 @@ def test_simulation_verilog_folds_next_state_logic_into_clock_enables():
     assert fast.count("always @*") == 0
     enabled = re.findall(r"always @\(posedge clk\)\n\s+if ", fast)
     assert len(enabled) > 0.8 * fast.count("always @(posedge clk)")
+
+
+def test_simulation_verilog_runs_the_gemm_at_the_accumulator_width():
+    """hw/gemm_tree.py: the simulated GEMM wraps at acc_bits (the same values, see the
+    RTL conformance tests); the synthesized one keeps int16 products."""
+    from vtalab.hw.verilog import generate
+    cfg = preset("tiny")
+    plain = generate(cfg)
+    fast = generate(cfg, for_simulation=True)
+    assert "reg [15:0] prod5_0_0_0 " in plain
+    assert f"reg [{cfg.acc_bits - 1}:0] prod5_0_0_0 " in fast

@@ -1,0 +1,107 @@
+"""The GEMM datapath of the exec pipe: operands registered in stage 3, element products in
+stage 4, adder trees over stages 5 and 6, the accumulate of stage 7.
+
+Two elaborations compute the same accumulator values:
+
+- *exact* (synthesis, the default): int8 operands, int16 products (on ECP5 boards that ask
+  for it in the MULT18X18D's output register, hw/ecp5_dsp.py), each tree level one bit
+  wider: the narrowest adders;
+- *wide* (cycle simulators, ``platform.vtalab_wide_arithmetic``): operands sign-extended
+  once when registered, every product and sum at the accumulator's width, wrapping.
+  Wrapping is exact here because the accumulate keeps only ``acc_bits`` anyway (sums and
+  products modulo 2**acc_bits commute with the final truncation). Verilator stores a
+  narrower signed value zero-extended and sign-extends it at every use; at full width
+  nothing is extended (a product is one 64-bit multiply, truncated).
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Module, Signal, signed
+
+from vtalab.spec import Config
+
+from .ecp5_dsp import registered_product
+from .gemm import element_view, tree_sum
+
+
+def wide_arithmetic(platform) -> bool:
+    return bool(getattr(platform, "vtalab_wide_arithmetic", False))
+
+
+class GemmTree:
+    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..6), then
+    :meth:`accumulate` (stage 7)."""
+
+    def __init__(self, m: Module, cfg: Config, platform):
+        self.m, self.cfg, self.platform = m, cfg, platform
+        self.wide = wide_arithmetic(platform)
+
+    def operands(self, inp_data, wgt_data, enable) -> None:
+        """Register the SRAM read data of the inp and wgt entries (stage 3)."""
+        m, cfg = self.m, self.cfg
+        self.inp, self.wgt = [], []
+        for buffer, data, regs in (("inp", inp_data, self.inp), ("wgt", wgt_data, self.wgt)):
+            for k, element in enumerate(element_view(cfg, buffer, data)):
+                shape = cfg.acc_bits if self.wide else element.shape()
+                reg = Signal(shape, name=f"{buffer}4_{k}", reset_less=True)
+                with m.If(enable):
+                    m.d.sync += reg.eq(self._extend(element) if self.wide else element)
+                regs.append(reg)
+
+    def sums(self, gemm: dict) -> list:
+        """Each output's sum of products (registered in stage 6 for stage 7), in
+        accumulator element order: products registered in stage 4 (``gemm[4]``), sums of
+        groups of them in stage 5, the group sums in stage 6."""
+        cfg = self.cfg
+        group = _first_tree_group(cfg.block_in)
+        sums = []
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                products = [self._product(self.inp[b * cfg.block_in + i],
+                                          self.wgt[o * cfg.block_in + i], gemm[4],
+                                          f"prod5_{b}_{o}_{i}") for i in range(cfg.block_in)]
+                partial = [self._register(self._sum(products[g:g + group]), gemm[5],
+                                          f"part6_{b}_{o}_{g // group}")
+                           for g in range(0, cfg.block_in, group)]
+                sums.append(self._register(self._sum(partial), gemm[6], f"sum7_{b}_{o}"))
+        return sums
+
+    def accumulate(self, acc_element, tree_total):
+        """The new accumulator element (``acc_bits`` wide, wrapping)."""
+        if self.wide:
+            acc_element = acc_element.as_unsigned()
+        return (acc_element + tree_total)[:self.cfg.acc_bits]
+
+    def _extend(self, element):
+        """``element`` sign-extended to acc_bits by arithmetic ((x ^ top) - top, modulo
+        2**acc_bits): Amaranth writes a sign extension as a concatenation of copies of
+        the sign bit, which Verilator assembles bit by bit."""
+        top, bits = 1 << (len(element) - 1), self.cfg.acc_bits
+        return ((element.as_unsigned() ^ top) + ((1 << bits) - top))[:bits]
+
+    def _product(self, a, b, enable, name):
+        if not self.wide:
+            return registered_product(self.m, self.platform, a, b, enable, name)
+        return self._register((a * b)[:self.cfg.acc_bits], enable, name)
+
+    def _sum(self, values):
+        if not self.wide:
+            return tree_sum(values)
+        bits = self.cfg.acc_bits
+        values = list(values)
+        while len(values) > 1:
+            paired = [(values[k] + values[k + 1])[:bits] for k in range(0, len(values) - 1, 2)]
+            values = paired + values[len(paired) * 2:]
+        return values[0]
+
+    def _register(self, value, enable, name):
+        shape = self.cfg.acc_bits if self.wide else signed(len(value))
+        reg = Signal(shape, name=name, reset_less=True)
+        with self.m.If(enable):
+            self.m.d.sync += reg.eq(value)
+        return reg
+
+
+def _first_tree_group(count: int) -> int:
+    """Products summed in stage 5: the first half of the tree's levels (rounded up)."""
+    levels = (count - 1).bit_length()
+    return 1 << ((levels + 1) // 2)
