@@ -205,7 +205,6 @@ class DmaReader(wiring.Component):
                 m.d.sync += row_addr.eq(row_addr + (f["x_stride"] << log_e))
         return resp.payload.word_select(slot, ebits), entry_valid, take
 
-
     def _assembler(self, m: Module, take, entry_valid) -> tuple:
         """(entry, entry_valid) for entries of one or more whole beats. The first beats
         of an entry collect in ``head``, the last one completes ``entry`` beside them, so
