@@ -1,6 +1,7 @@
 """CLI glue for ``vtalab build``: the lead's vtalab/cli.py calls ``add_build_parser(sub)``.
 
-    vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only] [--seed N]
+    vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only]
+                 [--seed N | --seeds N [N ...]]
     vtalab build --list
 """
 from __future__ import annotations
@@ -15,6 +16,9 @@ def add_build_parser(subparsers) -> None:
     build.add_argument("--plan-only", action="store_true",
                        help="write the project / build scripts without running tools")
     build.add_argument("--seed", type=int, default=1, help="nextpnr placement seed")
+    build.add_argument("--seeds", type=int, nargs="+", default=None,
+                       help="one build per seed until one meets timing (else the fastest "
+                            "is kept); each in OUT/seed-N, the chosen one copied to OUT")
     build.add_argument("--list", action="store_true", help="list the boards")
     build.set_defaults(func=run_build)
 
@@ -34,6 +38,13 @@ def run_build(args) -> int:
             raise VtaError("--board must name a board (see vtalab build --list), not be missing")
         return 0
     cfg = load_config(args.config) if args.config else None
+    if args.seeds:
+        if args.plan_only:
+            raise VtaError("--seeds must come without --plan-only (a plan has no placement)")
+        from .seeds import build_seeds
+        build_seeds(args.board, args.seeds, out_dir=args.out, cfg=cfg,
+                    progress=lambda line: print(line, flush=True))
+        return 0
     report = build_board(args.board, plan_only=args.plan_only, out_dir=args.out, cfg=cfg,
                          seed=args.seed, progress=lambda line: print(line, flush=True))
     if report.get("plan_only"):

@@ -164,6 +164,9 @@ def summary(report: dict) -> str:
         ok = "met" if entry["achieved_mhz"] >= entry["constraint_mhz"] else "FAILED"
         lines.append(f"  clock {clock}: {entry['achieved_mhz']:.1f} MHz achieved, "
                      f"{entry['constraint_mhz']:.1f} MHz wanted ({ok})")
+    if report.get("seeds_tried"):                   # fpga/seeds.py
+        tried = ", ".join(f"{t['seed']}: {t['fmax_mhz']:.1f}" for t in report["seeds_tried"])
+        lines.append(f"  placement seed {report['seed']} (MHz by seed: {tried})")
     if report.get("peak_gops") is not None:
         usable = min(report["fmax_mhz"], report["clock_mhz"])
         lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {usable:.1f} MHz "

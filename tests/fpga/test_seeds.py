@@ -1,0 +1,78 @@
+"""Seed sweeps (fpga/seeds.py): stop at the first build that meets timing, else keep the
+fastest; the chosen bitstream and report land in the output folder. No tools needed: the
+builds are stand-ins that write what a build writes."""
+import json
+
+import pytest
+
+from vtalab.fpga import FpgaError, get_board
+from vtalab.fpga import seeds as sweep
+from vtalab.fpga.report import make_report
+from vtalab.fpga.resources import estimate
+
+
+def fake_builds(monkeypatch, fmax_by_seed):
+    calls = []
+
+    def build_board(board, out_dir, progress, cfg, seed):
+        calls.append(seed)
+        board = get_board(board)
+        cfg = board.cfg()
+        nextpnr = {"utilization": {"lut": {"used": 1, "available": 2}},
+                   "fmax": {"clk": {"achieved_mhz": fmax_by_seed[seed], "constraint_mhz":
+                                    cfg.clock_mhz}}}
+        report = make_report(board, cfg, nextpnr, estimate(cfg, board), {}, cfg.clock_mhz)
+        out_dir.mkdir(parents=True)
+        (out_dir / "top.bit").write_text(f"bitstream of seed {seed}")
+        return report
+
+    monkeypatch.setattr(sweep, "build_board", build_board)
+    return calls
+
+
+def test_the_sweep_stops_at_the_first_seed_that_meets_timing(monkeypatch, tmp_path):
+    clock = get_board("ulx3s-85f").cfg().clock_mhz
+    calls = fake_builds(monkeypatch, {1: clock - 3, 2: clock + 1, 3: clock + 9})
+    report = sweep.build_seeds("ulx3s-85f", [1, 2, 3], out_dir=tmp_path, progress=print)
+    assert calls == [1, 2]
+    assert report["seed"] == 2 and report["timing_met"]
+    assert [t["seed"] for t in report["seeds_tried"]] == [1, 2]
+    assert (tmp_path / "top.bit").read_text() == "bitstream of seed 2"
+    assert json.loads((tmp_path / "report.json").read_text())["seed"] == 2
+    assert f"placement seed 2 (MHz by seed: 1: {clock - 3:.1f}, 2: {clock + 1:.1f})" in (
+        tmp_path / "summary.txt").read_text()
+
+
+def test_without_a_seed_that_meets_timing_the_fastest_is_kept(monkeypatch, tmp_path):
+    clock = get_board("ulx3s-85f").cfg().clock_mhz
+    calls = fake_builds(monkeypatch, {4: clock - 9, 5: clock - 2, 6: clock - 5})
+    report = sweep.build_seeds("ulx3s-85f", [4, 5, 6], out_dir=tmp_path, progress=print)
+    assert calls == [4, 5, 6]
+    assert report["seed"] == 5 and not report["timing_met"]
+    assert report["fmax_mhz"] == clock - 2
+    assert (tmp_path / "top.bit").read_text() == "bitstream of seed 5"
+
+
+@pytest.mark.parametrize("seeds, board, message", [
+    ([], "ulx3s-85f", "non-empty list of distinct"),
+    ([1, 1], "ulx3s-85f", "non-empty list of distinct"),
+    ([1, 2], "pynq-z1", "open-flow boards only, not pynq-z1"),
+])
+def test_bad_seed_lists_are_refused_before_any_build(monkeypatch, tmp_path, seeds, board,
+                                                     message):
+    calls = fake_builds(monkeypatch, {})
+    with pytest.raises(FpgaError, match=message):
+        sweep.build_seeds(board, seeds, out_dir=tmp_path)
+    assert calls == []
+
+
+def test_vtalab_build_seeds_runs_the_sweep(monkeypatch, tmp_path, capsys):
+    from vtalab.cli import main
+    clock = get_board("orangecrab-25f").cfg().clock_mhz
+    calls = fake_builds(monkeypatch, {7: clock - 1, 8: clock + 2})
+    assert main(["build", "--board", "orangecrab-25f", "--seeds", "7", "8",
+                 "--out", str(tmp_path)]) == 0
+    assert calls == [7, 8]
+    assert "seed 8 meets timing" in capsys.readouterr().out
+    assert main(["build", "--board", "orangecrab-25f", "--seeds", "7", "--plan-only"]) == 2
+    assert "--seeds must come without --plan-only" in capsys.readouterr().err
