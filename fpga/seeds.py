@@ -17,7 +17,7 @@ from .build import DEFAULT_OUT, TOP, build_board
 from .errors import FpgaError
 from .report import write_report
 
-COPIED = (f"{TOP}.bit",)
+BITSTREAM = f"{TOP}.bit"
 
 
 def build_seeds(board, seeds, out_dir=None, progress=print, cfg=None) -> dict:
@@ -31,22 +31,19 @@ def build_seeds(board, seeds, out_dir=None, progress=print, cfg=None) -> dict:
         raise FpgaError(f"seeds apply to the open-flow boards only, not {board.name} "
                         f"({board.flow}: the vendor tools place it)")
     out_dir = Path(out_dir) if out_dir is not None else DEFAULT_OUT / board.name
-    tried, best = [], None
+    built = []
     for seed in seeds:
-        progress(f"seed {seed} ({len(tried) + 1} of {len(seeds)}):")
-        report = build_board(board, out_dir=out_dir / f"seed-{seed}", progress=progress,
-                             cfg=cfg, seed=seed)
-        tried.append({"seed": seed, "fmax_mhz": report["fmax_mhz"],
-                      "timing_met": report["timing_met"]})
-        if best is None or (report["fmax_mhz"] or 0) > (best[1]["fmax_mhz"] or 0):
-            best = (seed, report)
-        if report["timing_met"]:
-            best = (seed, report)
+        progress(f"seed {seed} ({len(built) + 1} of {len(seeds)}):")
+        built.append((seed, build_board(board, out_dir=out_dir / f"seed-{seed}",
+                                        progress=progress, cfg=cfg, seed=seed)))
+        if built[-1][1]["timing_met"]:
             break
-    seed, report = best
-    for name in COPIED:
-        shutil.copy2(out_dir / f"seed-{seed}" / name, out_dir / name)
-    report = dict(report, seed=seed, seeds_tried=tried, bitstream=str(out_dir / f"{TOP}.bit"))
+    seed, report = built[-1] if built[-1][1]["timing_met"] else max(
+        built, key=lambda item: item[1]["fmax_mhz"] or 0)
+    tried = [{"seed": s, "fmax_mhz": r["fmax_mhz"], "timing_met": r["timing_met"]}
+             for s, r in built]
+    shutil.copy2(out_dir / f"seed-{seed}" / BITSTREAM, out_dir / BITSTREAM)
+    report = dict(report, seed=seed, seeds_tried=tried, bitstream=str(out_dir / BITSTREAM))
     write_report(report, out_dir)
     verdict = "meets timing" if report["timing_met"] else "is the fastest; none met timing"
     progress(f"seed {seed} {verdict}: {report['fmax_mhz'] or 0:.1f} MHz "

@@ -22,11 +22,14 @@ def element_view(cfg: Config, buffer: str, value) -> data.View:
     return data.View(data.ArrayLayout(signed(cfg.elem_bits(buffer)), count), value)
 
 
-def tree_sum(values: list):
-    """Sum of values as a balanced tree (short logic depth, no deep chains)."""
+def tree_sum(values: list, wrap_bits: int | None = None):
+    """Sum of values as a balanced tree (short logic depth, no deep chains); with
+    ``wrap_bits`` every sum keeps only that many low bits (modulo arithmetic)."""
+    def add(a, b):
+        return a + b if wrap_bits is None else (a + b)[:wrap_bits]
     values = list(values)
     while len(values) > 1:
-        paired = [values[k] + values[k + 1] for k in range(0, len(values) - 1, 2)]
+        paired = [add(values[k], values[k + 1]) for k in range(0, len(values) - 1, 2)]
         if len(values) % 2:
             paired.append(values[-1])
         values = paired

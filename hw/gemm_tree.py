@@ -84,14 +84,7 @@ class GemmTree:
         return self._register((a * b)[:self.cfg.acc_bits], enable, name)
 
     def _sum(self, values):
-        if not self.wide:
-            return tree_sum(values)
-        bits = self.cfg.acc_bits
-        values = list(values)
-        while len(values) > 1:
-            paired = [(values[k] + values[k + 1])[:bits] for k in range(0, len(values) - 1, 2)]
-            values = paired + values[len(paired) * 2:]
-        return values[0]
+        return tree_sum(values, self.cfg.acc_bits if self.wide else None)
 
     def _register(self, value, enable, name):
         shape = self.cfg.acc_bits if self.wide else signed(len(value))

@@ -1,7 +1,6 @@
 """hw/gemm_tree.py: the exact (synthesized) and wide (simulated) GEMM datapaths give the
 accumulator values of numpy's int32 reference, extremes included."""
 import numpy as np
-import pytest
 from amaranth.hdl import Cat, Const, Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
@@ -11,7 +10,10 @@ from vtalab.hw.gemm import element_view
 from vtalab.hw.gemm_tree import GemmTree
 from vtalab.hw.sram import entry_bits
 from vtalab.hw.verilog import SimulatorPlatform
+from vtalab.sim.alu import wrap
 from vtalab.spec import preset
+
+from .benches.tb_units import pack, unpack
 
 CFG = preset("tiny")
 LATENCY = 4          # operands, products, partial sums, tree sums: four registers
@@ -35,30 +37,27 @@ class BothTrees(wiring.Component):
         return m
 
 
-def _pack(values, bits):
-    return sum((int(v) & ((1 << bits) - 1)) << (bits * k) for k, v in enumerate(values))
-
-
-def _unpack(word, count, bits):
-    raw = np.array([(word >> (bits * k)) & ((1 << bits) - 1) for k in range(count)], np.int64)
-    return np.where(raw >= 1 << (bits - 1), raw - (1 << bits), raw)
+def _limits(bits):
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
 def _cases(rng):
     shape_i = (CFG.batch, CFG.block_in)
     shape_w = (CFG.block_out, CFG.block_in)
     shape_a = (CFG.batch, CFG.block_out)
-    lo, hi = -(1 << 31), (1 << 31) - 1
-    yield np.full(shape_i, -128), np.full(shape_w, -128), np.full(shape_a, hi)   # wraps
-    yield np.full(shape_i, 127), np.full(shape_w, -128), np.full(shape_a, lo)     # wraps
-    yield np.full(shape_i, -128), np.full(shape_w, 127), np.zeros(shape_a)
+    i_lo, i_hi = _limits(CFG.elem_bits("inp"))
+    w_lo, w_hi = _limits(CFG.elem_bits("wgt"))
+    a_lo, a_hi = _limits(CFG.acc_bits)
+    yield np.full(shape_i, i_lo), np.full(shape_w, w_lo), np.full(shape_a, a_hi)   # wraps
+    yield np.full(shape_i, i_hi), np.full(shape_w, w_lo), np.full(shape_a, a_lo)   # wraps
+    yield np.full(shape_i, i_lo), np.full(shape_w, w_hi), np.zeros(shape_a, np.int64)
     for _ in range(20):
-        yield (rng.integers(-128, 128, shape_i), rng.integers(-128, 128, shape_w),
-               rng.integers(lo, hi, shape_a, endpoint=True))
+        yield (rng.integers(i_lo, i_hi, shape_i, endpoint=True),
+               rng.integers(w_lo, w_hi, shape_w, endpoint=True),
+               rng.integers(a_lo, a_hi, shape_a, endpoint=True))
 
 
-@pytest.mark.parametrize("seed", [0])
-def test_exact_and_wide_gemm_trees_match_the_int32_reference(seed):
+def test_exact_and_wide_gemm_trees_match_the_int32_reference():
     dut = BothTrees(CFG)
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -66,15 +65,14 @@ def test_exact_and_wide_gemm_trees_match_the_int32_reference(seed):
     failures = []
 
     async def bench(ctx):
-        for inp, wgt, acc in _cases(np.random.default_rng(seed)):
-            ctx.set(dut.inp, _pack(inp.ravel(), 8))
-            ctx.set(dut.wgt, _pack(wgt.ravel(), 8))
-            ctx.set(dut.acc, _pack(acc.ravel(), CFG.acc_bits))
+        for inp, wgt, acc in _cases(np.random.default_rng(0)):
+            ctx.set(dut.inp, pack(inp, CFG.elem_bits("inp")))
+            ctx.set(dut.wgt, pack(wgt, CFG.elem_bits("wgt")))
+            ctx.set(dut.acc, pack(acc, CFG.acc_bits))
             await ctx.tick().repeat(LATENCY)
-            want = (acc + inp @ wgt.T).ravel()
-            want = (want + (1 << 31)) % (1 << 32) - (1 << 31)
+            want = wrap((acc + inp @ wgt.T).ravel(), CFG.acc_bits)
             for name in ("exact", "wide"):
-                got = _unpack(ctx.get(getattr(dut, name)), acc_count, CFG.acc_bits)
+                got = unpack(ctx.get(getattr(dut, name)), CFG.acc_bits, acc_count)
                 if not np.array_equal(got, want):
                     failures.append((name, inp.tolist(), wgt.tolist(), got, want))
 
