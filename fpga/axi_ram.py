@@ -12,6 +12,7 @@ from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.hw.interfaces import AxiSignature
+from vtalab.hw.sram import COLLISION_ATTR
 
 from .errors import FpgaError
 
@@ -42,8 +43,12 @@ class AxiRam(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        # A read of the word being written in the same cycle may return anything (the
+        # token protocol keeps a program's DMA reads and writes of one buffer apart, and
+        # host accesses wait for an idle bus): no bypass between the block RAMs and rdata_q,
+        # so the board build moves rdata_q into them (fpga/bram_outreg.py).
         m.submodules.mem = mem = memory.Memory(shape=unsigned(self.bus_bits), depth=self.words,
-                                               init=[])
+                                               init=[], attrs={COLLISION_ATTR: "undefined"})
         rport = mem.read_port()
         wport = mem.write_port(granularity=8)
         host_read_done = self._read_side(m, rport)
@@ -61,7 +66,7 @@ class AxiRam(wiring.Component):
         active, fetched, pending = Signal(), Signal(), Signal()
         last_fetched, last_pending = Signal(), Signal()
         addr, left = Signal(self.index_bits), Signal(8)
-        rdata_q = Signal(self.bus_bits)
+        rdata_q = Signal(self.bus_bits, reset_less=True)
         advance = ~pending | axi.rready
         busy = active | fetched | pending
         host_wait = Signal(3)            # a host read: address, RAM read, rdata_q, done
@@ -72,7 +77,6 @@ class AxiRam(wiring.Component):
         with m.If(advance):
             m.d.sync += [pending.eq(fetched), last_pending.eq(last_fetched),
                          fetched.eq(active), last_fetched.eq(active & (left == 0))]
-            m.d.sync += rdata_q.eq(rport.data)
             with m.If(active):
                 m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
                 with m.If(left == 0):
@@ -83,7 +87,7 @@ class AxiRam(wiring.Component):
         start = host.valid & ~host.write & free & (host_wait == 0)
         m.d.comb += [rport.en.eq(advance | host_wait[0]), rport.addr.eq(addr)]
         m.d.sync += host_wait.eq(Cat(start, host_wait[:2]))
-        with m.If(host_wait[1]):
+        with m.If(advance | host_wait[1]):              # one enable: a plain register
             m.d.sync += rdata_q.eq(rport.data)
         with m.If(start):
             m.d.sync += [lane.eq(host.addr[2:self.lane_bits]),
@@ -112,7 +116,11 @@ class AxiRam(wiring.Component):
         for k in range(lanes):
             hit = host.addr[2:self.lane_bits] == k if lanes > 1 else 1
             m.d.comb += host_strb[4 * k:4 * (k + 1)].eq(Mux(hit, 0b1111, 0))
-        m.d.comb += [
+        # The write lands a cycle later, from registers beside the block RAMs (their byte
+        # enables, address and data pins take no multiplexer): a write burst's B response
+        # and a host write's done come no earlier than that cycle, so no read issued after
+        # either can miss it.
+        m.d.sync += [
             wport.addr.eq(Mux(active, addr, self._index(host.addr))),
             wport.data.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
             wport.en.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0),

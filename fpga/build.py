@@ -70,9 +70,10 @@ def platform_for(board: Board):
 def _collision_script() -> str:
     """Yosys commands run after reading the design: the memories hw/sram.py marks may
     return anything on a read of the row written in the same cycle (the core never uses
-    one), so Yosys puts no bypass logic between the block RAM and its reader."""
+    one), so Yosys puts no bypass logic between the block RAM and its reader. ``proc``
+    first: memory_collect skips a module that still has processes (fpga/axi_ram.py's)."""
     from vtalab.hw.sram import COLLISION_ATTR, COLLISION_MAX_READ_PORTS
-    lines = ["memory_collect"]
+    lines = ["proc", "memory_collect"]
     for ports in range(1, COLLISION_MAX_READ_PORTS + 1):
         lines.append(f"setparam -set RD_COLLISION_X_MASK {ports}'b{'1' * ports} "
                      f"t:$mem_v2 a:{COLLISION_ATTR}=undefined %i r:RD_PORTS={ports} %i "
@@ -104,16 +105,30 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
         return {"board": board.name, "flow": board.flow, "plan_only": True,
                 "out_dir": str(out_dir), "config": cfg.to_dict(),
                 "estimate": {"dsp": est.dsp, "bram": est.bram, **est.detail}}
-    times.update(run_steps(out_dir, script_steps(out_dir / f"build_{TOP}.sh"), env, progress))
+    steps = script_steps(out_dir / f"build_{TOP}.sh")
+    synth = [step for step in steps if step[0] == "YOSYS"]
+    times.update(run_steps(out_dir, synth, env, progress))
+    outreg = _pack_output_registers(out_dir / f"{TOP}.json", progress)
+    times.update(run_steps(out_dir, [s for s in steps if s not in synth], env, progress))
     times["total"] = round(sum(times.values()), 1)
     nextpnr = parse_nextpnr_report(out_dir / f"{TOP}.report.json")
     nextpnr["slowest_endpoints"] = slowest_endpoints(
         nextpnr.pop("detailed_net_timings"), cell_sources(out_dir / f"{TOP}.json"))
     report = make_report(board, cfg, nextpnr, est, times, clock_mhz)
+    report["bram_output_registers"] = outreg.to_dict()
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)
     progress(summary(report))
     return report
+
+
+def _pack_output_registers(netlist: Path, progress):
+    """Registers right after a block RAM become its output register (fpga/bram_outreg.py)."""
+    from .bram_outreg import pack_file
+    stats = pack_file(netlist, TOP)
+    progress(f"  block-RAM output registers: {stats.registers} flip-flops moved into "
+             f"{stats.brams} DP16KD")
+    return stats
 
 
 def _vendor(board, cfg, est, files: list, plan_only: bool, tool: str, progress) -> dict:

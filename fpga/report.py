@@ -164,6 +164,10 @@ def summary(report: dict) -> str:
         ok = "met" if entry["achieved_mhz"] >= entry["constraint_mhz"] else "FAILED"
         lines.append(f"  clock {clock}: {entry['achieved_mhz']:.1f} MHz achieved, "
                      f"{entry['constraint_mhz']:.1f} MHz wanted ({ok})")
+    outreg = report.get("bram_output_registers")     # fpga/bram_outreg.py
+    if outreg:
+        lines.append(f"  block-RAM output registers: {outreg['registers']} flip-flops in "
+                     f"{outreg['brams']} DP16KD")
     if report.get("seeds_tried"):                   # fpga/seeds.py
         tried = ", ".join(f"{t['seed']}: {t['fmax_mhz']:.1f}" for t in report["seeds_tried"])
         lines.append(f"  placement seed {report['seed']} (MHz by seed: {tried})")

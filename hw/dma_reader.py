@@ -33,7 +33,8 @@ def log2(value: int) -> int:
 
 
 class DmaReader(wiring.Component):
-    """Runs the LOAD in ``insn`` when ``start`` strobes; ``busy`` until the last entry."""
+    """Runs the LOAD in ``insn`` when ``start`` strobes; ``busy`` until the last entry is
+    written (the SRAM writes are registered: each lands a cycle after its entry)."""
 
     def __init__(self, cfg: Config, buffer: str, pad: bool = False, two_d: bool = True):
         self.cfg, self.buffer, self.pad, self.two_d = cfg, buffer, pad, two_d
@@ -66,7 +67,7 @@ class DmaReader(wiring.Component):
             m.d.sync += [reg.eq(values[name]) for name, reg in fields.items()]
         issuing = self._issuer(m, fields)
         writing = self._writer(m, fields)
-        m.d.comb += self.busy.eq(self._start | issuing | writing)
+        m.d.comb += self.busy.eq(self._start | issuing | writing | self.write.en)
         return m
 
     # ---- requests --------------------------------------------------------------------------
@@ -141,34 +142,44 @@ class DmaReader(wiring.Component):
             advance.eq(writing & ~first_cell & ~second_cell & ~third_cell
                        & (pad | entry_valid)),
             take.eq(advance & ~pad),
-            self.write.en.eq(advance),
-            self.write.addr.eq(sram_addr),
-            self.write.data.eq(Mux(pad, 0, entry)),
         ]
+        # the SRAM write from registers, a cycle later (``busy`` covers it): ``advance``
+        # stays with the counters, not routed to every block RAM's write enable
+        m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
+                     self.write.data.eq(Mux(pad, 0, entry))]
+        # the flags after an advance, from registers only: the late R-channel valid
+        # (through ``advance``) meets the last multiplexer in front of ``pad``, not the tests
+        stepped = {n: Signal(name=f"{n}_stepped") for n in names}
+        with m.If(col_last):
+            m.d.comb += [stepped["ge_x"].eq(b["x"]["ge0"]), stepped["lt_x"].eq(b["x"]["lt0"]),
+                         stepped["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
+                         stepped["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
+        with m.Else():
+            m.d.comb += [stepped["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
+                         stepped["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"])),
+                         stepped["ge_y"].eq(flags["ge_y"]), stepped["lt_y"].eq(flags["lt_y"])]
+        initial = {n: b[n[-1]][n[:2] + "0"] for n in names}
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
         m.d.comb += [first_next.eq(col == b["x"]["lo"]), last_next.eq(col == b["x"]["hi_m1"])]
         with m.If(first_cell):
             m.d.comb += col_next.eq(0)
         with m.Elif(second_cell):
-            m.d.comb += [nxt[n].eq(b[n[-1]][n[:2] + "0"]) for n in names]
+            m.d.comb += [nxt[n].eq(initial[n]) for n in names]
+            m.d.sync += pad.eq(_outside(initial))
         with m.Elif(advance):
-            m.d.sync += sram_addr.eq(sram_addr + 1)
+            m.d.comb += [nxt[n].eq(stepped[n]) for n in names]
+            m.d.sync += [sram_addr.eq(sram_addr + 1), pad.eq(_outside(stepped))]
             with m.If(col_last):
                 m.d.sync += row.eq(row + 1)
                 m.d.comb += [col_next.eq(0), first_next.eq(b["x"]["ge0"]),
                              last_next.eq(b["x"]["hi_is_1"])]
-                m.d.comb += [nxt["ge_x"].eq(b["x"]["ge0"]), nxt["lt_x"].eq(b["x"]["lt0"]),
-                             nxt["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
-                             nxt["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
                 with m.If(row == b["y"]["last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
                 m.d.comb += [col_next.eq(col + 1), first_next.eq(col == b["x"]["lo_m1"]),
                              last_next.eq(col == b["x"]["hi_m2"])]
-                m.d.comb += [nxt["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
-                             nxt["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"]))]
+        # otherwise the flags hold, and so does pad (always ~(all four flags))
         m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
-        m.d.sync += pad.eq(~(nxt["ge_x"] & nxt["lt_x"] & nxt["ge_y"] & nxt["lt_y"]))
         return writing
 
     def _unpacker(self, m: Module, f: dict, first_next, last_next):
@@ -271,3 +282,8 @@ def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, s
                                           else (next_low + span) >> log_b)]
     m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
     return req.valid
+
+
+def _outside(flags: dict):
+    """Padding: the entry lies outside the data rows or columns."""
+    return ~(flags["ge_x"] & flags["lt_x"] & flags["ge_y"] & flags["lt_y"])

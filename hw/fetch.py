@@ -14,6 +14,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
+from .axi_master import RegisterSlice
 from .dma_reader import log2
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
@@ -138,8 +139,15 @@ class Fetch(wiring.Component):
                                                       | (incoming.memory_type == Mem.WGT))
         to_store = incoming.opcode == Opcode.STORE
         m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store))
-        insn = buffer.r_data[:INSN_BITS]
-        is_load, is_store = buffer.r_data[INSN_BITS], buffer.r_data[INSN_BITS + 1]
+        # A register slice between the buffer and the queues: the buffer's read enable (the
+        # clock enable of its 130 output flip-flops) comes from the slice's registered
+        # ready, not from the chosen queue's room. ``moved`` (leaving the slice) frees the
+        # slot, so ``reserved`` counts the slice too and ``busy`` covers it.
+        m.submodules.dispatch = slice_ = RegisterSlice(INSN_BITS + 2)
+        m.d.comb += [slice_.i_valid.eq(buffer.r_rdy), slice_.i_data.eq(buffer.r_data),
+                     buffer.r_en.eq(slice_.i_ready)]
+        insn = slice_.o_data[:INSN_BITS]
+        is_load, is_store = slice_.o_data[INSN_BITS], slice_.o_data[INSN_BITS + 1]
         moved = Signal()
         targets = [(self.load_insn, is_load), (self.store_insn, is_store),
                    (self.compute_insn, ~is_load & ~is_store)]
@@ -147,10 +155,10 @@ class Fetch(wiring.Component):
             queue = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=QUEUE_DEPTH)
             m.submodules[name] = queue
             m.d.comb += [queue.w_data.eq(insn),
-                         queue.w_en.eq(buffer.r_rdy & chosen),
+                         queue.w_en.eq(slice_.o_valid & chosen),
                          port.payload.eq(queue.r_data), port.valid.eq(queue.r_rdy),
                          queue.r_en.eq(port.ready)]
             with m.If(chosen):
-                m.d.comb += moved.eq(buffer.r_rdy & queue.w_rdy)
-        m.d.comb += buffer.r_en.eq(moved)
+                m.d.comb += moved.eq(slice_.o_valid & queue.w_rdy)
+        m.d.comb += slice_.o_ready.eq(moved)
         return moved

@@ -39,5 +39,9 @@ def test_orangecrab_bitstream_and_report(tmp_path):
     macs = board.cfg().macs_per_cycle
     assert saved["peak_gops_at_fmax"] == pytest.approx(macs * 2 * saved["fmax_mhz"] / 1000,
                                                       abs=1e-3)
+    # the SRAM read registers moved into the block RAMs (fpga/bram_outreg.py)
+    outreg = saved["bram_output_registers"]
+    assert outreg["brams"] > 0 and outreg["registers"] >= outreg["brams"]
+    assert any("output registers" in line for line in lines)
     assert "MHz achieved" in (tmp_path / "summary.txt").read_text()
     assert any("place and route" in line for line in lines)
