@@ -8,13 +8,18 @@ One read and one write port in total, so it maps to simple dual-port block RAM.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
-from amaranth.lib import memory, wiring
+from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.hw.interfaces import AxiSignature
 from vtalab.hw.sram import COLLISION_ATTR
 
 from .errors import FpgaError
+
+
+#: R-channel FIFO: room for the beats in flight (two stages) and the ones waiting, so a
+#: burst streams at one beat per cycle while RREADY stays high
+READ_FIFO_DEPTH = 8
 
 
 class HostPortSignature(wiring.Signature):
@@ -57,44 +62,52 @@ class AxiRam(wiring.Component):
         return m
 
     def _read_side(self, m, rport):
-        """Reads go through two registers: the block RAM's output (slow on the ECP5: 5.8 ns
-        clock-to-out at speed grade 6) feeds only ``rdata_q``, which drives RDATA and the
-        host's read data. The pipeline (RAM output, then rdata_q) advances together. The
-        read address is always the ``addr`` register (a host read loads it first): no
-        multiplexer between it and the address pins of every block RAM of the memory."""
+        """Reads run free: every block RAM reads ``addr`` every cycle (no read enable), its
+        output is registered in ``rdata_q`` every cycle (on ECP5 boards the DP16KD's own
+        output register, fpga/bram_outreg.py), and a burst's beats enter a FIFO that drives
+        the R channel. A beat is read only while the FIFO has room for it and the beats in
+        the two stages ahead of it, so nothing before the FIFO waits on RREADY: no clock
+        enable spans the memory's block RAMs or the data registers. The read address is
+        always the ``addr`` register (a host read loads it first)."""
         axi, host = self.axi, self.host
-        active, fetched, pending = Signal(), Signal(), Signal()
-        last_fetched, last_pending = Signal(), Signal()
+        m.submodules.rfifo = rfifo = fifo.SyncFIFOBuffered(width=self.bus_bits + 1,
+                                                           depth=READ_FIFO_DEPTH)
+        active = Signal()
         addr, left = Signal(self.index_bits), Signal(8)
         rdata_q = Signal(self.bus_bits, reset_less=True)
-        advance = ~pending | axi.rready
-        busy = active | fetched | pending
-        host_wait = Signal(3)            # a host read: address, RAM read, rdata_q, done
-        m.d.comb += [axi.arready.eq(~busy & (host_wait == 0)), axi.rvalid.eq(pending),
-                     axi.rdata.eq(rdata_q), axi.rlast.eq(last_pending), axi.rresp.eq(0)]
+        stages, lasts = Signal(2), Signal(2)   # beats in the RAM read / rdata_q stages
+        host_wait = Signal(4)      # a host read: address, RAM read, rdata_q, host_q + done
+        in_flight = Signal(range(3))
+        m.d.comb += in_flight.eq(stages[0] + stages[1])
+        issue = active & (rfifo.level + in_flight < READ_FIFO_DEPTH)
+        m.d.comb += [axi.arready.eq(~active & (host_wait == 0)),
+                     rport.en.eq(1), rport.addr.eq(addr),
+                     rfifo.w_en.eq(stages[1]), rfifo.w_data.eq(Cat(rdata_q, lasts[1])),
+                     axi.rvalid.eq(rfifo.r_rdy), axi.rdata.eq(rfifo.r_data[:self.bus_bits]),
+                     axi.rlast.eq(rfifo.r_data[self.bus_bits]), axi.rresp.eq(0),
+                     rfifo.r_en.eq(axi.rready)]
+        m.d.sync += [rdata_q.eq(rport.data), stages.eq(Cat(issue, stages[0])),
+                     lasts.eq(Cat(issue & (left == 0), lasts[0]))]
         with m.If(axi.arvalid & axi.arready):
             m.d.sync += [active.eq(1), addr.eq(self._index(axi.araddr)), left.eq(axi.arlen)]
-        with m.If(advance):
-            m.d.sync += [pending.eq(fetched), last_pending.eq(last_fetched),
-                         fetched.eq(active), last_fetched.eq(active & (left == 0))]
-            with m.If(active):
-                m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
-                with m.If(left == 0):
-                    m.d.sync += active.eq(0)
-        # Host reads use the port while no burst runs; data is there three cycles later.
+        with m.If(issue):
+            m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
+            with m.If(left == 0):
+                m.d.sync += active.eq(0)
+        # Host reads use the port while no burst runs; done four cycles later.
         lane = Signal(max(1, self.lane_bits - 2))
-        free = ~busy & ~axi.arvalid
-        start = host.valid & ~host.write & free & (host_wait == 0)
-        m.d.comb += [rport.en.eq(advance | host_wait[0]), rport.addr.eq(addr)]
-        m.d.sync += host_wait.eq(Cat(start, host_wait[:2]))
-        with m.If(advance | host_wait[1]):              # one enable: a plain register
-            m.d.sync += rdata_q.eq(rport.data)
+        host_q = Signal(self.bus_bits, reset_less=True)
+        start = (host.valid & ~host.write & ~active & (stages == 0) & ~axi.arvalid
+                 & (host_wait == 0))
+        m.d.sync += host_wait.eq(Cat(start, host_wait[:3]))
         with m.If(start):
             m.d.sync += [lane.eq(host.addr[2:self.lane_bits]),
                          addr.eq(self._index(host.addr))]
-        words = [rdata_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
+        with m.If(host_wait[2]):
+            m.d.sync += host_q.eq(rdata_q)
+        words = [host_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
-        return host_wait[2]
+        return host_wait[3]
 
     def _write_side(self, m, wport):
         axi, host = self.axi, self.host

@@ -173,8 +173,10 @@ class AxiMaster(wiring.Component):
         cfg, axi = self.cfg, self.axi
         clients = [self.read_port(i) for i in range(self.n_read)]
         m.submodules.ar_split = split = BurstSplitter(cfg.bus_bytes)
-        m.submodules.tags = tags = fifo.SyncFIFO(width=max(1, (self.n_read - 1).bit_length()),
-                                                 depth=TAGS)
+        # the owner of the oldest burst from a register (buffered FIFO): the R slice's
+        # ready and the client slices' valids start at flip-flops, not a LUT-RAM read
+        m.submodules.tags = tags = fifo.SyncFIFOBuffered(
+            width=max(1, (self.n_read - 1).bit_length()), depth=TAGS)
         owner = Signal(range(max(self.n_read, 2)))
         staged_owner = Signal.like(owner)
         last = Signal(range(max(self.n_read, 2)))
