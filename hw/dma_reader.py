@@ -15,7 +15,7 @@ Buffers without padding (wgt, uop) are built with ``pad=False``; a uop load is o
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, wiring
+from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
@@ -222,18 +222,20 @@ class DmaReader(wiring.Component):
         with two or more beats the response's ready comes from registers alone (a full
         entry only blocks the next entry's last beat): the AXI response slice's 70-bit
         clock enable and the beat registers' no longer wait on the SRAM writer's take.
-        A one-beat entry needs the take (ready = ~have | take)."""
+        One-beat entries queue in a small LUT-RAM FIFO instead: the take moves its read
+        pointer, not the clock enable of a register as wide as the entry."""
         cfg, resp = self.cfg, self.dma.resp
         per_entry = self.entry_bytes // cfg.bus_bytes
+        if per_entry == 1:
+            m.submodules.beats = beats = fifo.SyncFIFO(width=cfg.bus_bits, depth=4)
+            m.d.comb += [beats.w_data.eq(resp.payload), beats.w_en.eq(resp.valid),
+                         resp.ready.eq(beats.w_rdy), entry_valid.eq(beats.r_rdy),
+                         beats.r_en.eq(take)]
+            return beats.r_data, entry_valid
         entry, have = Signal(self.entry_bytes * 8), Signal()
         m.d.comb += entry_valid.eq(have)
         with m.If(take):
             m.d.sync += have.eq(0)
-        if per_entry == 1:
-            m.d.comb += resp.ready.eq(~have | take)
-            with m.If(resp.valid & resp.ready):
-                m.d.sync += [entry.eq(resp.payload), have.eq(1)]
-            return entry, entry_valid
         head = Signal(cfg.bus_bits * (per_entry - 1))
         count, at_last = Signal(range(per_entry)), Signal()
         m.d.comb += resp.ready.eq(~(have & at_last))

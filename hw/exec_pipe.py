@@ -1,7 +1,10 @@
 """The GEMM/ALU execution pipeline: one micro-op per cycle, with forwarding.
 
     stage 1  uop word read (address from the loop generator)
-    stage 1a uop word registered (nothing else on the block RAM's output)
+    stage 1a uop word registered (nothing else on the block RAM's output: on ECP5 boards
+             the DP16KD's own output register, fpga/bram_outreg.py)
+    stage 1r the word registered again, a relay the placer puts beside the index adders
+             (the block RAM's site is a long route away from them)
     stage 1b indices = uop fields + loop offsets, registered
     stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
@@ -53,8 +56,8 @@ from .gemm_tree import GemmTree
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (11 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1a, 1b, 1c, 2..8)
+#: stage of the accumulator write (12 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1a, 1r, 1b, 1c, 2..8)
 WRITE_STAGE = 8
 ACCUMULATE_STAGE = WRITE_STAGE - 1
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..8)
@@ -176,8 +179,8 @@ class ExecPipe(wiring.Component):
         return m
 
     def _front(self, m, valid, op, acc_aw):
-        """Stages 1..1c, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1b the word
-        registered; 1b -> 1c indices = uop fields + offsets, registered; 1c -> 2 the
+        """Stages 1..1c, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the
+        word registered twice; 1b -> 1c indices = uop fields + offsets, registered; 1c -> 2 the
         micro-op moves on when stage 2 is free next cycle. ``stall`` (stage 2 holds its
         micro-op) is a flip-flop computed a cycle ahead, so it reaches the loop generator
         and every hold enable with no logic in front. Returns the valids of stages 1..1c,
@@ -186,14 +189,16 @@ class ExecPipe(wiring.Component):
         names = ("dst", "src", "wgt")
         offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in names]
-        offs1a = [Signal.like(o, name=f"{n}_off1a", reset_less=True)
-                  for o, n in zip(offs1, names)]
-        valid1, valid1a, valid1c = (Signal(name=f"valid{s}") for s in ("1", "1a", "1c"))
-        op1, op1a, op1c = (Signal(op_layout(), name=f"op{s}", reset_less=True)
-                           for s in ("1", "1a", "1c"))
-        word1a = Signal.like(self.uop_read.data, name="uop1a", reset_less=True)
+        offs1a, offs1r = ([Signal.like(o, name=f"{n}_off{s}", reset_less=True)
+                           for o, n in zip(offs1, names)] for s in ("1a", "1r"))
+        valid1, valid1a, valid1r, valid1c = (Signal(name=f"valid{s}")
+                                             for s in ("1", "1a", "1r", "1c"))
+        op1, op1a, op1r, op1c = (Signal(op_layout(), name=f"op{s}", reset_less=True)
+                                 for s in ("1", "1a", "1r", "1c"))
+        word1a, word1r = (Signal.like(self.uop_read.data, name=f"uop{s}", reset_less=True)
+                          for s in ("1a", "1r"))
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
-        uop = data.View(self.uop_layout, word1a)
+        uop = data.View(self.uop_layout, word1r)
         idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
                    Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
                    Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
@@ -203,12 +208,14 @@ class ExecPipe(wiring.Component):
             m.d.sync += [o.eq(getattr(self, f"{n}_offset")) for o, n in zip(offs1, names)]
             m.d.sync += [valid1a.eq(valid1), op1a.eq(op1), word1a.eq(self.uop_read.data)]
             m.d.sync += [a.eq(b) for a, b in zip(offs1a, offs1)]
-            m.d.sync += [valid1c.eq(valid1a), op1c.eq(op1a)]
+            m.d.sync += [valid1r.eq(valid1a), op1r.eq(op1a), word1r.eq(word1a)]
+            m.d.sync += [a.eq(b) for a, b in zip(offs1r, offs1a)]
+            m.d.sync += [valid1c.eq(valid1r), op1c.eq(op1r)]
             m.d.sync += [r.eq(f + o) for r, f, o in
-                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1a)]
+                         zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1r)]
             m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
             m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
-        return [valid1, valid1a, valid1c], valid1c, op1c, idx
+        return [valid1, valid1a, valid1r, valid1c], valid1c, op1c, idx
 
     @staticmethod
     def _forwarded_row(m, valid, dst, gemm, accd4, results):
