@@ -124,6 +124,26 @@ class RegisterSlice(Elaboratable):
         return m
 
 
+class FifoSlice(Elaboratable):
+    """A RegisterSlice's channel through a small LUT-RAM FIFO: ``i_ready`` and ``o_valid``
+    from its level register, ``o_data`` the LUT RAM read at the read pointer. The consumer's
+    ready only moves that pointer: no clock enable as wide as the data waits on it (a
+    register slice's 65-bit enable behind a client's ready was a slowest path on the ECP5)."""
+
+    def __init__(self, width: int, depth: int = 4):
+        self.depth = depth
+        self.i_valid, self.i_ready, self.i_data = Signal(), Signal(), Signal(width)
+        self.o_valid, self.o_ready, self.o_data = Signal(), Signal(), Signal(width)
+
+    def elaborate(self, platform):
+        m = Module()
+        m.submodules.queue = queue = fifo.SyncFIFO(width=len(self.i_data), depth=self.depth)
+        m.d.comb += [queue.w_data.eq(self.i_data), queue.w_en.eq(self.i_valid),
+                     self.i_ready.eq(queue.w_rdy), self.o_data.eq(queue.r_data),
+                     self.o_valid.eq(queue.r_rdy), queue.r_en.eq(self.o_ready)]
+        return m
+
+
 def round_robin(m: Module, requests: list, last: Signal) -> tuple[Signal, Signal]:
     """Grant index and 'any' for a list of request bits, starting after ``last``."""
     n = len(requests)
@@ -203,7 +223,7 @@ class AxiMaster(wiring.Component):
             tags.w_en.eq(split.advance),
             tags.w_data.eq(owner),
         ]
-        m.submodules.r_slice = rs = RegisterSlice(cfg.bus_bits + 1)
+        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1)
         m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
                      axi.rready.eq(rs.i_ready)]
         head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
@@ -211,7 +231,7 @@ class AxiMaster(wiring.Component):
         # registers, not from each client's unpacking logic (the ECP5's critical path)
         slices = []
         for i, client in enumerate(clients):
-            m.submodules[f"resp_slice_{i}"] = cs = RegisterSlice(cfg.bus_bits)
+            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits)
             m.d.comb += [
                 cs.i_data.eq(rdata),
                 cs.i_valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
@@ -248,7 +268,7 @@ class AxiMaster(wiring.Component):
         ]
         # write data through a register slice: the slave's wready never reaches the
         # client's packing logic in the same cycle
-        m.submodules.w_slice = ws = RegisterSlice(cfg.bus_bits + cfg.bus_bytes)
+        m.submodules.w_slice = ws = FifoSlice(cfg.bus_bits + cfg.bus_bytes)
         m.d.comb += [ws.i_valid.eq(client.data.valid), client.data.ready.eq(ws.i_ready),
                      ws.i_data.eq(Cat(client.data.payload.data, client.data.payload.strb))]
         w_fire = Signal()

@@ -114,13 +114,17 @@ class ExecPipe(wiring.Component):
               for s in range(2, WRITE_STAGE)}
         dst = {s: Signal(acc_aw, name=f"dst{s}", reset_less=True) for s in range(3, last + 1)}
         stall = self.stall
-        front, valid1c, op1c, idx = self._front(m, valid, op, acc_aw)
+        # ~stall in a flip-flop of its own: the front stages' clock enables, not inverted
+        # (an inverted enable keeps the uop word out of the DP16KD's output register)
+        moving = Signal(init=1, name="front_moves")
+        front, valid1c, op1c, idx = self._front(m, valid, op, acc_aw, moving)
         dst2, src2, wgt2 = idx[2]
         # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
         go2 = valid[2] & ~stall
-        m.d.sync += stall.eq(self._next_stall(valid, op, dst, idx, valid1c, op1c, go2))
+        next_stall = self._next_stall(valid, op, dst, idx, valid1c, op1c, go2)
+        m.d.sync += [stall.eq(next_stall), moving.eq(~next_stall)]
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
         tree = GemmTree(m, cfg, platform)
@@ -178,14 +182,14 @@ class ExecPipe(wiring.Component):
         m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
 
-    def _front(self, m, valid, op, acc_aw):
+    def _front(self, m, valid, op, acc_aw, moving):
         """Stages 1..1c, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the
         word registered twice; 1b -> 1c indices = uop fields + offsets, registered; 1c -> 2 the
         micro-op moves on when stage 2 is free next cycle. ``stall`` (stage 2 holds its
         micro-op) is a flip-flop computed a cycle ahead, so it reaches the loop generator
-        and every hold enable with no logic in front. Returns the valids of stages 1..1c,
-        stage 1c's valid and op, and the index registers of stages 1c and 2."""
-        stall = self.stall
+        with no logic in front; ``moving``, its complement in a flip-flop of its own, is
+        every hold enable here. Returns the valids of stages 1..1c, stage 1c's valid and
+        op, and the index registers of stages 1c and 2."""
         names = ("dst", "src", "wgt")
         offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in names]
@@ -197,13 +201,13 @@ class ExecPipe(wiring.Component):
                                  for s in ("1", "1a", "1r", "1c"))
         word1a, word1r = (Signal.like(self.uop_read.data, name=f"uop{s}", reset_less=True)
                           for s in ("1a", "1r"))
-        m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(~stall)]
+        m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(moving)]
         uop = data.View(self.uop_layout, word1r)
         idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
                    Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
                    Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
                for s in ("1c", 2)}
-        with m.If(~stall):
+        with m.If(moving):
             m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
             m.d.sync += [o.eq(getattr(self, f"{n}_offset")) for o, n in zip(offs1, names)]
             m.d.sync += [valid1a.eq(valid1), op1a.eq(op1), word1a.eq(self.uop_read.data)]

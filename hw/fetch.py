@@ -14,7 +14,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
-from .axi_master import RegisterSlice
+from .axi_master import FifoSlice
 from .dma_reader import log2
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
@@ -139,11 +139,11 @@ class Fetch(wiring.Component):
                                                       | (incoming.memory_type == Mem.WGT))
         to_store = incoming.opcode == Opcode.STORE
         m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store))
-        # A register slice between the buffer and the queues: the buffer's read enable (the
-        # clock enable of its 130 output flip-flops) comes from the slice's registered
-        # ready, not from the chosen queue's room. ``moved`` (leaving the slice) frees the
+        # A slice between the buffer and the queues: the buffer's read enable (the clock
+        # enable of its 130 output flip-flops) comes from the slice's level register, not
+        # from the chosen queue's room. ``moved`` (leaving the slice) frees the
         # slot, so ``reserved`` counts the slice too and ``busy`` covers it.
-        m.submodules.dispatch = slice_ = RegisterSlice(INSN_BITS + 2)
+        m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 2)
         m.d.comb += [slice_.i_valid.eq(buffer.r_rdy), slice_.i_data.eq(buffer.r_data),
                      buffer.r_en.eq(slice_.i_ready)]
         insn = slice_.o_data[:INSN_BITS]
