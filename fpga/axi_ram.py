@@ -133,12 +133,15 @@ class AxiRam(wiring.Component):
         # enables, address and data pins take no multiplexer): a write burst's B response
         # and a host write's done come no earlier than that cycle, so no read issued after
         # either can miss it.
+        addr_q = Signal.like(wport.addr, reset_less=True)
+        data_q = Signal.like(wport.data, reset_less=True)
         m.d.sync += [
-            wport.addr.eq(Mux(active, addr, self._index(host.addr))),
-            wport.data.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
+            addr_q.eq(Mux(active, addr, self._index(host.addr))),
+            data_q.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
             wport.en.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0),
                             Mux(host_write, host_strb, 0))),
         ]
+        m.d.comb += [wport.addr.eq(addr_q), wport.data.eq(data_q)]
         return host_write
 
 

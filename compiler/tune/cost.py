@@ -24,9 +24,10 @@ from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
 
 INSN = 4          # cycles per extra compute instruction
-DRAIN = 45        # GEMM pipeline depth: waited for on token pushes (write 11 cycles in)
-LOAD_SETUP = 30   # per LOAD instruction (request latency incl. the request slice, the burst
-                  # staging register, the R-channel and response slices; not overlapped)
+DRAIN = 46        # GEMM pipeline depth: waited for on token pushes (write 12 cycles in)
+LOAD_SETUP = 31   # per LOAD instruction (request latency incl. the request slice, the burst
+                  # staging register, the R-channel and response slices, the registered
+                  # SRAM write; not overlapped)
 
 
 @dataclass(frozen=True)
