@@ -5,16 +5,17 @@ round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB
 per issued burst names its client, and R beats go to that client in order (one ID, so
 responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
 issued while the previous one streams and the bus moves one beat per cycle. Each read
-client's requests and responses pass a register slice, so no client's logic and the
-arbiter's or the R channel's meet in one cycle (FPGA timing; two cycles of latency).
+client's requests pass a register slice and its responses a small LUT-RAM FIFO (the R
+channel too), so no client's logic and the arbiter's or the R channel's meet in one cycle
+(FPGA timing; two cycles of latency).
 
 Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
 bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
 that the client can tell when every write has landed.
 
-Every channel's payload comes from registers that change only on that channel's
-handshake, so it is stable while VALID is high and READY low, and VALID never drops
-before its handshake.
+Every channel's payload comes from registers or FIFO entries that change only on that
+channel's handshake, so it is stable while VALID is high and READY low, and VALID never
+drops before its handshake.
 """
 from __future__ import annotations
 
@@ -266,7 +267,7 @@ class AxiMaster(wiring.Component):
             wlens.w_en.eq(split.advance),
             wlens.w_data.eq(split.burst_len),
         ]
-        # write data through a register slice: the slave's wready never reaches the
+        # write data through a FIFO slice: the slave's wready never reaches the
         # client's packing logic in the same cycle
         m.submodules.w_slice = ws = FifoSlice(cfg.bus_bits + cfg.bus_bytes)
         m.d.comb += [ws.i_valid.eq(client.data.valid), client.data.ready.eq(ws.i_ready),

@@ -145,11 +145,10 @@ class DmaReader(wiring.Component):
         ]
         # the SRAM write from registers, a cycle later (``busy`` covers it): ``advance``
         # stays with the counters, not routed to every block RAM's write enable
-        addr_q = Signal.like(self.write.addr, reset_less=True)
-        data_q = Signal.like(self.write.data, reset_less=True)
-        m.d.sync += [self.write.en.eq(advance), addr_q.eq(sram_addr),
-                     data_q.eq(Mux(pad, 0, entry))]
-        m.d.comb += [self.write.addr.eq(addr_q), self.write.data.eq(data_q)]
+        # (with a reset: a reset-less data register takes ``pad`` as its synchronous
+        # reset, one flip-flop's route to hundreds of LSR pins)
+        m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
+                     self.write.data.eq(Mux(pad, 0, entry))]
         # the flags after an advance, from registers only: the late R-channel valid
         # (through ``advance``) meets the last multiplexer in front of ``pad``, not the tests
         stepped = {n: Signal(name=f"{n}_stepped") for n in names}
