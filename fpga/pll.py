@@ -87,7 +87,12 @@ class Ecp5Pll(Elaboratable):
         m.d.comb += ClockSignal("pll_por").eq(clk_out)
         settle = Signal(4)
         reset = Signal(init=1)                  # a flip-flop drives the reset net
-        m.d.comb += ResetSignal(self.domain).eq(reset)
+        # ... through a DCCA onto a primary clock network: nextpnr times the release at
+        # every LSR pin, and in the fabric the net to thousands of them took 10.4 ns
+        global_reset = Signal()
+        m.submodules.reset_buffer = Instance("DCCA", i_CLKI=reset, i_CE=1,
+                                             o_CLKO=global_reset)
+        m.d.comb += ResetSignal(self.domain).eq(global_reset)
         m.d.pll_por += reset.eq(~settle[-1])
         with m.If(~self.locked):
             m.d.pll_por += settle.eq(0)
