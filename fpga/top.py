@@ -51,9 +51,9 @@ class BoardTop(Elaboratable):
         m.submodules.clk_in = clk_in = io.Buffer("i", clk)
         in_mhz = platform.default_clk_frequency / 1e6
         params = pll_params(in_mhz, cfg.clock_mhz)
-        # Asynchronous reset (released synchronously by the PLL's settle counter): the
-        # reset net reaches every flip-flop's LSR pin untimed, instead of being the
-        # slowest net of the design (a 10 ns route to thousands of synchronous resets).
+        # Asynchronous reset (released synchronously by the PLL's settle counter), on a
+        # primary clock network (fpga/pll.py): nextpnr still times its release at every
+        # LSR pin, and through the fabric the net to thousands of them took ~10 ns.
         m.domains.sync = ClockDomain("sync", async_reset=True)
         m.submodules.pll = self.pll = pll = Ecp5Pll(clk_in.i, params, "sync")
         m.submodules.core = core = Core(cfg)
