@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vtalab.spec._atomic import write_text_atomic
@@ -51,8 +51,7 @@ class OutregStats:
     sides_left: int = 0       # used read sides that did not qualify
 
     def to_dict(self) -> dict:
-        return {"brams": self.brams, "registers": self.registers,
-                "sides_left": self.sides_left}
+        return asdict(self)
 
 
 def pack_output_registers(netlist: dict, top: str = "top") -> OutregStats:

@@ -15,12 +15,13 @@ Buffers without padding (wgt, uop) are built with ``pad=False``; a uop load is o
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal
-from amaranth.lib import data, fifo, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
 
+from .axi_master import FifoSlice
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
 from .sram import entry_bits, write_signature
@@ -229,11 +230,11 @@ class DmaReader(wiring.Component):
         cfg, resp = self.cfg, self.dma.resp
         per_entry = self.entry_bytes // cfg.bus_bytes
         if per_entry == 1:
-            m.submodules.beats = beats = fifo.SyncFIFO(width=cfg.bus_bits, depth=4)
-            m.d.comb += [beats.w_data.eq(resp.payload), beats.w_en.eq(resp.valid),
-                         resp.ready.eq(beats.w_rdy), entry_valid.eq(beats.r_rdy),
-                         beats.r_en.eq(take)]
-            return beats.r_data, entry_valid
+            m.submodules.beats = beats = FifoSlice(cfg.bus_bits)
+            m.d.comb += [beats.i_data.eq(resp.payload), beats.i_valid.eq(resp.valid),
+                         resp.ready.eq(beats.i_ready), entry_valid.eq(beats.o_valid),
+                         beats.o_ready.eq(take)]
+            return beats.o_data, entry_valid
         entry, have = Signal(self.entry_bytes * 8), Signal()
         m.d.comb += entry_valid.eq(have)
         with m.If(take):
