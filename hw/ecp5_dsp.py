@@ -6,11 +6,13 @@ On an ECP5 board that asks for it (``Board.dsp_product_registers``, which the FP
 puts on the platform) the exec pipe's product register is the MULT18X18D's own output
 register (``REG_OUTPUT_CLK``, clocked by the sync domain, clock enable ``CE0``, never
 reset; GSR off: reset-less like the generic one). That moved the OrangeCrab-25F from 92.1
-to 104.9 MHz; the ULX3S-85F uses them too since its adder trees take two stages (its
-1x16x4 did not route with them while the tree took one: docs/fpga.md). The ALU MUL's
-unsigned partial products use the same. Everywhere else (simulation, Verilog for the
-vendor flows) it is an ordinary register. Both load ``a * b`` when ``enable`` is high and
-hold otherwise.
+to 104.9 MHz. With ``operand_enable`` the operands are registered a cycle before too, in
+the MULT18X18D's input registers (``REG_INPUTA_CLK``/``REG_INPUTB_CLK``, enable ``CE1``):
+the route from the block RAMs that hold the operands to the DSP row then ends at a
+register instead of the multiplier (3.5 ns of setup at grade 6). The exec pipe uses both
+for the GEMM products and the ALU MUL's unsigned partial products. Everywhere else
+(simulation, Verilog for the vendor flows) they are ordinary registers, loaded when their
+enable is high and held otherwise.
 """
 from __future__ import annotations
 
@@ -25,9 +27,12 @@ def uses_dsp_registers(platform) -> bool:
             and getattr(platform, "vtalab_dsp_product_registers", False))
 
 
-def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
+def registered_product(m: Module, platform, a, b, enable, name: str,
+                       operand_enable=None) -> Signal:
     """A register holding the product of ``a`` and ``b`` (loaded when ``enable``); signed
-    when both are, unsigned when both are (the MULT18X18D's SIGNEDA/SIGNEDB)."""
+    when both are, unsigned when both are (the MULT18X18D's SIGNEDA/SIGNEDB). With
+    ``operand_enable``, the product of ``a`` and ``b`` as registered a cycle earlier (loaded
+    when ``operand_enable``): two cycles from operands to product."""
     width = len(a) + len(b)
     signs = {a.shape().signed, b.shape().signed}
     if len(signs) != 1:
@@ -36,17 +41,24 @@ def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
     is_signed = signs.pop()
     product = Signal(signed(width) if is_signed else width, name=name, reset_less=True)
     if not uses_dsp_registers(platform) or max(len(a), len(b)) > _OPERAND_BITS:
+        if operand_enable is not None:
+            a = _register(m, a, operand_enable, f"{name}_a")
+            b = _register(m, b, operand_enable, f"{name}_b")
         with m.If(enable):
             m.d.sync += product.eq(a * b)
         return product
     raw = Signal(_PRODUCT_BITS, name=f"{name}_p")
+    inputs = "NONE" if operand_enable is None else "CLK0"
     m.submodules[f"{name}_dsp"] = Instance(
         "MULT18X18D",
-        p_REG_INPUTA_CLK="NONE", p_REG_INPUTB_CLK="NONE", p_REG_PIPELINE_CLK="NONE",
+        p_REG_INPUTA_CLK=inputs, p_REG_INPUTA_CE="CE1", p_REG_INPUTA_RST="RST0",
+        p_REG_INPUTB_CLK=inputs, p_REG_INPUTB_CE="CE1", p_REG_INPUTB_RST="RST0",
+        p_REG_PIPELINE_CLK="NONE",
         p_REG_OUTPUT_CLK="CLK0", p_REG_OUTPUT_CE="CE0", p_REG_OUTPUT_RST="RST0",
         p_GSR="DISABLED", p_RESETMODE="SYNC",
         p_MULT_BYPASS="DISABLED", p_CLK0_DIV="ENABLED",
         i_CLK0=ClockSignal("sync"), i_CE0=enable, i_RST0=Const(0),
+        i_CE1=Const(0) if operand_enable is None else operand_enable,
         i_SIGNEDA=Const(is_signed), i_SIGNEDB=Const(is_signed),
         i_SOURCEA=Const(0), i_SOURCEB=Const(0),
         **_bits("i_A", _extend(a)), **_bits("i_B", _extend(b)),
@@ -54,6 +66,13 @@ def registered_product(m: Module, platform, a, b, enable, name: str) -> Signal:
     )
     m.d.comb += product.eq(raw[:width])
     return product
+
+
+def _register(m, value, enable, name):
+    reg = Signal(value.shape(), name=name, reset_less=True)
+    with m.If(enable):
+        m.d.sync += reg.eq(value)
+    return reg
 
 
 def _extend(value):

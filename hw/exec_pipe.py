@@ -9,36 +9,41 @@
     stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1c..1 hold too)
-    stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate's
-             shift decoded
-    stage 4  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
-             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: operand, sums,
-             compares and shift distances registered, MUL as three half-width partial
-             products (DSP multipliers); see hw/alu_stages.py
-    stage 5  GEMM: the first adder-tree levels (sums of groups of products) registered;
-             ALU: shifts, result selected, MUL's cross products summed
-    stage 6  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
-             the older in-flight results forwarded into it, registered; ALU: SAT's clip
-             or MUL's final add, registered
-    stage 7  accumulate: forward the newest in-flight result into the acc row, add the
+    stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate
+    stage 4  GEMM: the operands registered again (on ECP5 boards the DSPs' input
+             registers: the block RAMs that hold them are a long route from the DSP row);
+             ALU: operands and selects registered (see hw/alu_stages.py)
+    stage 5  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
+             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: sums,
+             compares and shift distances registered
+    stage 6  GEMM: the products registered again in the fabric (the DSP row is a long
+             route from the adders); ALU: shifts, result selected, MUL's partial products
+             (DSP multipliers)
+    stage 7  GEMM: the first adder-tree levels (sums of groups of products) registered;
+             ALU: SAT's clip, MUL's cross products summed
+    stage 8  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
+             the older in-flight results forwarded into it, registered; ALU: MUL's final
+             add, the result registered
+    stage 9  accumulate: forward the newest in-flight result into the acc row, add the
              tree sums (or select the ALU result / zero); result registered
-    stage 8  write acc[dst] and out[dst] (low out_bits of every element)
+    stage 10 write acc[dst] and out[dst] (low out_bits of every element)
 
-Forwarding (GEMM): the acc row read in stage 2 misses the writes of the six micro-ops ahead
-of it (stages 3..8 at read time). When it reaches stage 7 they sit in the result register
-(stage 8) and history registers (stages 9..13); all but the newest were already results a
-cycle earlier (stages 8..12), so stage 6 forwards them into the row and registers it, and
-stage 7 only chooses between that row and the result register. The selects are computed a
-stage early from registered indices, so the accumulate cycle is result register -> one mux
--> adder -> result register, and the adder trees have two cycles (a grade-6 ECP5 did not
-fit a 16-product tree in one 10 ns cycle).
+Forwarding (GEMM): the acc row read in stage 2 misses the writes of the eight micro-ops
+ahead of it (stages 3..10 at read time). When it reaches stage 9 they sit in the result
+register (stage 10) and history registers (stages 11..17); all but the newest were already
+results a cycle earlier (stages 10..16), so stage 8 forwards them into the row (an AND-OR
+of one-hot selects) and registers it, and stage 9 only chooses between that row and the
+result register. The selects are computed a stage early from registered indices, so the
+accumulate cycle is result register -> one mux -> adder -> result register, and the adder
+trees have two cycles (a grade-6 ECP5 did not fit a 16-product tree in one 10 ns cycle).
 
-Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes in stage 4, so it
-cannot take forwarded values; it waits in stage 2 (holding the loop generator and the uop
-read) until no micro-op in stages 3..8 writes its dst row (or src row when it uses one).
+Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from stage 4, so
+it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
+uop read) until no micro-op in stages 3..10 writes its dst row (or src row when it uses
+one).
 Micro-ops on different rows run one per cycle. The stall is a register: the comparisons are
-made a cycle ahead (for the micro-op in 1c against stages 2..7, or for a stalled one against
-3..7), so the hold enables of the loop generator and the front stages start from a
+made a cycle ahead (for the micro-op in 1c against stages 2..9, or for a stalled one against
+3..9), so the hold enables of the loop generator and the front stages start from a
 flip-flop (the Fmax limit on the ECP5 before).
 """
 from __future__ import annotations
@@ -56,11 +61,11 @@ from .gemm_tree import GemmTree
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (12 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1a, 1r, 1b, 1c, 2..8)
-WRITE_STAGE = 8
+#: stage of the accumulator write (14 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1a, 1r, 1b, 1c, 2..10)
+WRITE_STAGE = 10
 ACCUMULATE_STAGE = WRITE_STAGE - 1
-#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..8)
+#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..10)
 FORWARD_DEPTH = WRITE_STAGE - 2
 
 
@@ -107,7 +112,7 @@ class ExecPipe(wiring.Component):
         cfg = self.cfg
         acc_aw = cfg.addr_bits("acc")
         acc_bits = entry_bits(cfg, "acc")
-        last = WRITE_STAGE + FORWARD_DEPTH - 2          # oldest history stage (12)
+        last = WRITE_STAGE + FORWARD_DEPTH - 2          # oldest history stage (16)
         # per-stage valid / op / dst registers, stages 2..last (index = stage number)
         valid = {s: Signal(name=f"valid{s}") for s in range(2, last + 1)}
         op = {s: Signal(op_layout(), name=f"op{s}", reset_less=True)
@@ -136,35 +141,37 @@ class ExecPipe(wiring.Component):
             m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
         for s in range(4, WRITE_STAGE):
             m.d.sync += op[s].eq(op[s - 1])
-        # stage 4: products (GEMM), lanes (ALU); data registers load only for their kind of
-        # micro-op (clock enables: less switching, and Verilator skips the idle datapath)
+        # stages 4..8: GEMM products and trees, ALU lanes; data registers load only for their
+        # kind of micro-op (clock enables: less switching, Verilator skips the idle datapath)
         gemm = {s: valid[s] & ~op[s].is_alu for s in range(4, ACCUMULATE_STAGE)}
+        alu_en = {s: valid[s] & op[s].is_alu for s in range(3, ACCUMULATE_STAGE)}
         sums = tree.sums(gemm)
-        # ALU lanes: stages 3..6 (hw/alu_stages.py), the final lanes registered for stage 7
         alu = AluStages(m, cfg, platform)
-        alu.stage3(op[3], valid[3] & op[3].is_alu)
-        alu.stage4(op[4], accd4, accs4, valid[4] & op[4].is_alu)
-        alu6 = alu.stage5(op[5], valid[5] & op[5].is_alu)
-        alu7 = Signal(acc_bits, reset_less=True)
-        with m.If(valid[6] & op[6].is_alu):
-            m.d.sync += alu7.eq(alu.stage6(op[6], alu6))
-        # the acc row, with in-flight results forwarded into it (stages 6 and 7)
+        alu.immediate(op[3], alu_en[3])
+        alu.operands(op[4], accd4, accs4, alu_en[4])
+        alu.lanes(op[5], alu_en[5])
+        alu.select(op[6], alu_en[6])
+        alu.clip(op[7], alu_en[7])
+        alu_result = Signal(acc_bits, name="alu9", reset_less=True)
+        with m.If(alu_en[8]):
+            m.d.sync += alu_result.eq(alu.final(op[8]))
+        # the acc row, with in-flight results forwarded into it (stages 8 and 9)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
         acc_row = self._forwarded_row(m, valid, dst, gemm, accd4, results)
-        # stage 7: accumulate
+        # stage 9: accumulate
         acc = element_view(cfg, "acc", acc_row)
         total = Signal(acc_bits)
         total_view = element_view(cfg, "acc", total)
         for k, s in enumerate(sums):
             m.d.comb += total_view[k].eq(tree.accumulate(acc[k], s))
         a = ACCUMULATE_STAGE
-        result = Mux(op[a].is_alu, alu7, Mux(op[a].reset, 0, total))
+        result = Mux(op[a].is_alu, alu_result, Mux(op[a].reset, 0, total))
         is_alu_w = Signal()
         m.d.sync += [results[WRITE_STAGE].eq(result), is_alu_w.eq(op[a].is_alu)]
         for s in range(WRITE_STAGE + 1, last + 1):
             m.d.sync += results[s].eq(results[s - 1])
-        # stage 8: write back
+        # stage 10: write back
         res_w, dst_w, valid_w = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
         out = element_view(cfg, "out", self.out_write.data)
         res = element_view(cfg, "acc", res_w)
@@ -175,8 +182,8 @@ class ExecPipe(wiring.Component):
             self.gemm_done.eq(valid_w & ~is_alu_w), self.alu_done.eq(valid_w & is_alu_w),
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
-        # busy: a micro-op in stages 1..8 (the history stages past the write only forward,
-        # for micro-ops that are themselves in stages 2..8). A register holding what the
+        # busy: a micro-op in stages 1..10 (the history stages past the write only forward,
+        # for micro-ops that are themselves in stages 2..10). A register holding what the
         # OR of those valids will be next cycle: the same value, from a flip-flop.
         entering = [self.valid & ~stall] + front
         m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
@@ -223,40 +230,44 @@ class ExecPipe(wiring.Component):
 
     @staticmethod
     def _forwarded_row(m, valid, dst, gemm, accd4, results):
-        """The acc row for the micro-op in stage 7: the newest in-flight result with its
-        dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in stage 2. Results
-        d >= 2 ahead are forwarded in stage 6 into a register, d = 1 (being computed in
-        stage 7 a cycle earlier) in stage 7; the selects are registered a stage earlier."""
-        acc5, acc6, acc7 = (Signal.like(accd4, name=f"acc{s}", reset_less=True)
-                            for s in (5, 6, 7))
-        with m.If(gemm[4]):
-            m.d.sync += acc5.eq(accd4)
-        with m.If(gemm[5]):
-            m.d.sync += acc6.eq(acc5)
-        # stage 5: selects of the older results for stage 6 (they sit in stages 5 + d now)
-        older, hits = [], []
+        """The acc row for the micro-op in the accumulate stage A: the newest in-flight
+        result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in
+        stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
+        (being computed in stage A a cycle earlier) in stage A; the selects are registered
+        a stage earlier."""
+        a = ACCUMULATE_STAGE
+        rows = {4: accd4}
+        for s in range(5, a):                           # the row read, carried to A-1
+            rows[s] = Signal.like(accd4, name=f"acc{s}", reset_less=True)
+            with m.If(gemm[s - 1]):
+                m.d.sync += rows[s].eq(rows[s - 1])
+        # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
+        sels, hits = [], []
         for d in range(2, FORWARD_DEPTH + 1):
-            sel = Signal(name=f"fwd6_{d}")
-            hit = valid[5 + d] & (dst[5 + d] == dst[5])
+            sel = Signal(name=f"fwd{a - 1}_{d}")
+            hit = valid[a - 2 + d] & (dst[a - 2 + d] == dst[a - 2])
             m.d.sync += sel.eq(hit & ~_any(hits))
             hits.append(hit)
-            older.append((d, sel))
-        # stage 6: the newest result's select for stage 7; the older ones forwarded
-        newest = Signal(name="fwd7_1")
-        m.d.sync += newest.eq(valid[7] & (dst[7] == dst[6]))
-        row6 = acc6
-        for d, sel in reversed(older):                 # oldest first, newest outermost
-            row6 = Mux(sel, results[6 + d], row6)
-        with m.If(gemm[6]):
-            m.d.sync += acc7.eq(row6)
-        # stage 7
-        return Mux(newest, results[WRITE_STAGE], acc7)
+            sels.append((d, sel))
+        none = Signal(name=f"fwd{a - 1}_none")
+        m.d.sync += none.eq(~_any(hits))
+        # stage A-1: the newest result's select for A; the older ones forwarded
+        newest = Signal(name=f"fwd{a}_1")
+        m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]))
+        row = Mux(none, rows[a - 1], 0)
+        for d, sel in sels:
+            row = row | Mux(sel, results[a - 1 + d], 0)
+        rows[a] = Signal.like(accd4, name=f"acc{a}", reset_less=True)
+        with m.If(gemm[a - 1]):
+            m.d.sync += rows[a].eq(row)
+        # stage A
+        return Mux(newest, results[WRITE_STAGE], rows[a])
 
     @staticmethod
     def _next_stall(valid, op, dst, idx, valid1c, op1c, go2):
         """Next cycle's stall: the ALU micro-op in stage 2 then (the one in 1c when stage 2
-        moves, else the stalled one) must wait while a micro-op in stages 3..8 then writes
-        a row it reads. Those are today's stages 2 (if it issues) .. 7: all registers."""
+        moves, else the stalled one) must wait while a micro-op in stages 3..10 then writes
+        a row it reads. Those are today's stages 2 (if it issues) .. 9: all registers."""
         def hazard(z_op, z_idx, ahead):
             z_dst, z_src = z_idx[0], z_idx[1][:len(z_idx[0])]
             hits = [v & ((d == z_dst) | (~z_op.use_imm & (d == z_src))) for v, d in ahead]

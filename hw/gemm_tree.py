@@ -1,11 +1,14 @@
-"""The GEMM datapath of the exec pipe: operands registered in stage 3, element products in
-stage 4, adder trees over stages 5 and 6, the accumulate of stage 7.
+"""The GEMM datapath of the exec pipe: operands registered in stage 3 and again in stage 4
+(on ECP5 boards the DSPs' input registers), element products in stage 5, the products
+registered again in stage 6 (a landing register the placer can put between the DSP row and
+the adders: on the ULX3S both routes are long), adder trees over stages 7 and 8, the
+accumulate of stage 9.
 
 Two elaborations compute the same accumulator values:
 
 - *exact* (synthesis, the default): int8 operands, int16 products (on ECP5 boards that ask
-  for it in the MULT18X18D's output register, hw/ecp5_dsp.py), each tree level one bit
-  wider: the narrowest adders;
+  for it in the MULT18X18D's input and output registers, hw/ecp5_dsp.py), each tree level
+  one bit wider: the narrowest adders;
 - *wide* (cycle simulators, ``platform.vtalab_wide_arithmetic``): operands sign-extended
   once when registered, every product and sum at the accumulator's width, wrapping.
   Wrapping is exact here because the accumulate keeps only ``acc_bits`` anyway (sums and
@@ -28,8 +31,8 @@ def wide_arithmetic(platform) -> bool:
 
 
 class GemmTree:
-    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..6), then
-    :meth:`accumulate` (stage 7)."""
+    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..8), then
+    :meth:`accumulate` (stage 9)."""
 
     def __init__(self, m: Module, cfg: Config, platform):
         self.m, self.cfg, self.platform = m, cfg, platform
@@ -48,21 +51,23 @@ class GemmTree:
                 regs.append(reg)
 
     def sums(self, gemm: dict) -> list:
-        """Each output's sum of products (registered in stage 6 for stage 7), in
-        accumulator element order: products registered in stage 4 (``gemm[4]``), sums of
-        groups of them in stage 5, the group sums in stage 6."""
+        """Each output's sum of products (registered in stage 8 for stage 9), in
+        accumulator element order: the operands registered again in stage 4 (``gemm[4]``),
+        products in stage 5, landed in stage 6, sums of groups of them in stage 7, the
+        group sums in stage 8."""
         cfg = self.cfg
         group = _first_tree_group(cfg.block_in)
         sums = []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
-                products = [self._product(self.inp[b * cfg.block_in + i],
-                                          self.wgt[o * cfg.block_in + i], gemm[4],
-                                          f"prod5_{b}_{o}_{i}") for i in range(cfg.block_in)]
-                partial = [self._register(self._sum(products[g:g + group]), gemm[5],
-                                          f"part6_{b}_{o}_{g // group}")
+                products = [self._register(
+                    self._product(self.inp[b * cfg.block_in + i], self.wgt[o * cfg.block_in + i],
+                                  gemm[4], gemm[5], f"prod6_{b}_{o}_{i}"),
+                    gemm[6], f"land7_{b}_{o}_{i}") for i in range(cfg.block_in)]
+                partial = [self._register(self._sum(products[g:g + group]), gemm[7],
+                                          f"part8_{b}_{o}_{g // group}")
                            for g in range(0, cfg.block_in, group)]
-                sums.append(self._register(self._sum(partial), gemm[6], f"sum7_{b}_{o}"))
+                sums.append(self._register(self._sum(partial), gemm[8], f"sum9_{b}_{o}"))
         return sums
 
     def accumulate(self, acc_element, tree_total):
@@ -78,9 +83,11 @@ class GemmTree:
         top, bits = 1 << (len(element) - 1), self.cfg.acc_bits
         return ((element.as_unsigned() ^ top) + ((1 << bits) - top))[:bits]
 
-    def _product(self, a, b, enable, name):
+    def _product(self, a, b, operand_enable, enable, name):
         if not self.wide:
-            return registered_product(self.m, self.platform, a, b, enable, name)
+            return registered_product(self.m, self.platform, a, b, enable, name,
+                                      operand_enable=operand_enable)
+        a, b = (self._register(x, operand_enable, f"{name}_{n}") for x, n in ((a, "a"), (b, "b")))
         return self._register((a * b)[:self.cfg.acc_bits], enable, name)
 
     def _sum(self, values):
@@ -95,6 +102,6 @@ class GemmTree:
 
 
 def _first_tree_group(count: int) -> int:
-    """Products summed in stage 5: the first half of the tree's levels (rounded up)."""
+    """Products summed in stage 7: the first half of the tree's levels (rounded up)."""
     levels = (count - 1).bit_length()
     return 1 << ((levels + 1) // 2)

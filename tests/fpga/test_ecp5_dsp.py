@@ -28,16 +28,22 @@ class Ecp5FabricRegisters:
 
 class ProductPair(wiring.Component):
     """The same products twice: in a MULT18X18D (as an ECP5 build makes them) and generic;
-    int8 x int8 as the GEMM's, and unsigned 16 x 16 bits as the ALU MUL's partials."""
+    int8 x int8 as the GEMM's, and unsigned 16 x 16 bits as the ALU MUL's partials; each
+    also with registered operands (``en_in``, the DSP's input registers): the ``*2``s."""
     a: In(signed(8))
     b: In(signed(8))
     ua: In(16)
     ub: In(16)
     en: In(1)
+    en_in: In(1)
     dsp: Out(signed(16))
     ref: Out(signed(16))
     udsp: Out(32)
     uref: Out(32)
+    dsp2: Out(signed(16))
+    ref2: Out(signed(16))
+    udsp2: Out(32)
+    uref2: Out(32)
 
     def elaborate(self, platform):
         m = Module()
@@ -47,6 +53,12 @@ class ProductPair(wiring.Component):
             self.udsp.eq(registered_product(m, Ecp5(), self.ua, self.ub, self.en, "dsp_u")),
             self.uref.eq(registered_product(m, None, self.ua, self.ub, self.en, "ref_u")),
         ]
+        for out, platform, a, b, name in ((self.dsp2, Ecp5(), self.a, self.b, "dsp2_p"),
+                                          (self.ref2, None, self.a, self.b, "ref2_p"),
+                                          (self.udsp2, Ecp5(), self.ua, self.ub, "dsp2_u"),
+                                          (self.uref2, None, self.ua, self.ub, "ref2_u")):
+            m.d.comb += out.eq(registered_product(m, platform, a, b, self.en, name,
+                                                  operand_enable=self.en_in))
         return m
 
 
@@ -62,14 +74,15 @@ def _cells(text: str, kind: str) -> list[str]:
 def test_exec_pipe_puts_every_product_register_in_a_dsp_only_for_ecp5():
     cfg = preset("orangecrab-25f")
     cells = _cells(rtlil.convert(ExecPipe(cfg), platform=Ecp5()), "MULT18X18D")
-    gemm = [c for c in cells if c.split()[1].startswith("\\prod5_")]
-    alu = [c for c in cells if c.split()[1].startswith("\\alu5_mul_")]
+    gemm = [c for c in cells if c.split()[1].startswith("\\prod6_")]
+    alu = [c for c in cells if c.split()[1].startswith("\\alu7_mul_")]
     assert len(gemm) == cfg.batch * cfg.block_in * cfg.block_out
     assert len(alu) == 3 * cfg.batch * cfg.block_out           # MUL: 3 partials per lane
     assert len(gemm) + len(alu) == len(cells)
     for cell in cells:
         assert 'parameter \\REG_OUTPUT_CLK "CLK0"' in cell
-        assert 'parameter \\REG_INPUTA_CLK "NONE"' in cell and 'parameter \\GSR "DISABLED"' in cell
+        assert 'parameter \\REG_INPUTA_CLK "CLK0"' in cell and 'parameter \\GSR "DISABLED"' in cell
+        assert 'parameter \\REG_INPUTB_CLK "CLK0"' in cell and 'parameter \\REG_INPUTA_CE "CE1"' in cell
         assert "connect \\RST0 1'0" in cell
     for cell in gemm:           # int8 operands, sign-extended: A8..A17 are all bit 7
         assert "connect \\SIGNEDA 1'1" in cell and "connect \\SIGNEDB 1'1" in cell

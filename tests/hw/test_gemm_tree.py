@@ -16,7 +16,7 @@ from vtalab.spec import preset
 from .benches.tb_units import pack, unpack
 
 CFG = preset("tiny")
-LATENCY = 4          # operands, products, partial sums, tree sums: four registers
+LATENCY = 6          # operands twice, products, landed products, partial sums, tree sums
 
 
 class BothTrees(wiring.Component):
@@ -32,7 +32,7 @@ class BothTrees(wiring.Component):
         for out, target in ((self.exact, None), (self.wide, SimulatorPlatform())):
             tree = GemmTree(m, self.cfg, target)
             tree.operands(self.inp, self.wgt, Const(1))
-            sums = tree.sums({4: Const(1), 5: Const(1), 6: Const(1)})
+            sums = tree.sums({s: Const(1) for s in range(4, 9)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
 

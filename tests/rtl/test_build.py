@@ -93,5 +93,5 @@ def test_simulation_verilog_runs_the_gemm_at_the_accumulator_width():
     plain = generate(cfg)
     fast = generate(cfg, for_simulation=True)
     product_bits = cfg.elem_bits("inp") + cfg.elem_bits("wgt")
-    assert f"reg [{product_bits - 1}:0] prod5_0_0_0 " in plain
-    assert f"reg [{cfg.acc_bits - 1}:0] prod5_0_0_0 " in fast
+    assert f"reg [{product_bits - 1}:0] prod6_0_0_0 " in plain
+    assert f"reg [{cfg.acc_bits - 1}:0] prod6_0_0_0 " in fast
