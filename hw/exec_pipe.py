@@ -6,9 +6,11 @@
     stage 1r the word registered again, a relay the placer puts beside the index adders
              (the block RAM's site is a long route away from them)
     stage 1b indices = uop fields + loop offsets, registered
-    stage 1c the micro-op's hazard against the ones ahead, computed into the stall register
+    stage 1c the micro-op's indices compared with those of the ones ahead, hit bits
+             registered (hw/pipe_hazard.py)
+    stage 1d the stall register computed from those bits
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
-             still being computed further down stalls here (stages 1c..1 hold too)
+             still being computed further down stalls here (stages 1d..1 hold too)
     stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate
     stage 4  GEMM: the operands registered again (on ECP5 boards the DSPs' input
              registers: the block RAMs that hold them are a long route from the DSP row);
@@ -41,10 +43,10 @@ Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from st
 it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
 uop read) until no micro-op in stages 3..10 writes its dst row (or src row when it uses
 one).
-Micro-ops on different rows run one per cycle. The stall is a register: the comparisons are
-made a cycle ahead (for the micro-op in 1c against stages 2..9, or for a stalled one against
-3..9), so the hold enables of the loop generator and the front stages start from a
-flip-flop (the Fmax limit on the ECP5 before).
+Micro-ops on different rows run one per cycle. The stall is a register, loaded from an OR of
+registered hit bits (the comparisons are made in stage 1c and move with the pipe:
+hw/pipe_hazard.py), so the hold enables of the loop generator and the front stages start
+from a flip-flop and no comparison sits in front of it.
 """
 from __future__ import annotations
 
@@ -55,14 +57,15 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
 
+from . import pipe_hazard
 from .alu_stages import AluStages
 from .gemm import element_view
 from .gemm_tree import GemmTree
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (14 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1a, 1r, 1b, 1c, 2..10)
+#: stage of the accumulator write (15 cycles after the micro-op leaves the loop generator:
+#: stages 1, 1a, 1r, 1b, 1c, 1d, 2..10)
 WRITE_STAGE = 10
 ACCUMULATE_STAGE = WRITE_STAGE - 1
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..10)
@@ -122,13 +125,15 @@ class ExecPipe(wiring.Component):
         # ~stall in a flip-flop of its own: the front stages' clock enables, not inverted
         # (an inverted enable keeps the uop word out of the DP16KD's output register)
         moving = Signal(init=1, name="front_moves")
-        front, valid1c, op1c, idx = self._front(m, valid, op, acc_aw, moving)
+        front, stage1c, stage1d, idx = self._front(m, valid, op, acc_aw, moving)
         dst2, src2, wgt2 = idx[2]
         # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
         go2 = valid[2] & ~stall
-        next_stall = self._next_stall(valid, op, dst, idx, valid1c, op1c, go2)
+        ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + [
+            (valid[s], dst[s]) for s in range(3, WRITE_STAGE - 1)]
+        next_stall = pipe_hazard.next_stall(m, stall, stage1c[1], idx["1c"], ahead, *stage1d)
         m.d.sync += [stall.eq(next_stall), moving.eq(~next_stall)]
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
@@ -190,22 +195,22 @@ class ExecPipe(wiring.Component):
         return m
 
     def _front(self, m, valid, op, acc_aw, moving):
-        """Stages 1..1c, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the
-        word registered twice; 1b -> 1c indices = uop fields + offsets, registered; 1c -> 2 the
-        micro-op moves on when stage 2 is free next cycle. ``stall`` (stage 2 holds its
-        micro-op) is a flip-flop computed a cycle ahead, so it reaches the loop generator
-        with no logic in front; ``moving``, its complement in a flip-flop of its own, is
-        every hold enable here. Returns the valids of stages 1..1c, stage 1c's valid and
-        op, and the index registers of stages 1c and 2."""
+        """Stages 1..1d, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the
+        word registered twice; 1b -> 1c indices = uop fields + offsets, registered;
+        1c -> 1d -> 2 the micro-op moves on when stage 2 is free next cycle. ``stall``
+        (stage 2 holds its micro-op) is a flip-flop computed a cycle ahead, so it reaches
+        the loop generator with no logic in front; ``moving``, its complement in a
+        flip-flop of its own, is every hold enable here. Returns the valids of stages
+        1..1d, (valid, op) of stages 1c and 1d, and the index registers of 1c, 1d and 2."""
         names = ("dst", "src", "wgt")
         offs1 = [Signal.like(getattr(self, f"{n}_offset"), name=f"{n}_off1", reset_less=True)
                  for n in names]
         offs1a, offs1r = ([Signal.like(o, name=f"{n}_off{s}", reset_less=True)
                            for o, n in zip(offs1, names)] for s in ("1a", "1r"))
-        valid1, valid1a, valid1r, valid1c = (Signal(name=f"valid{s}")
-                                             for s in ("1", "1a", "1r", "1c"))
-        op1, op1a, op1r, op1c = (Signal(op_layout(), name=f"op{s}", reset_less=True)
-                                 for s in ("1", "1a", "1r", "1c"))
+        valid1, valid1a, valid1r, valid1c, valid1d = (Signal(name=f"valid{s}")
+                                                      for s in ("1", "1a", "1r", "1c", "1d"))
+        op1, op1a, op1r, op1c, op1d = (Signal(op_layout(), name=f"op{s}", reset_less=True)
+                                       for s in ("1", "1a", "1r", "1c", "1d"))
         word1a, word1r = (Signal.like(self.uop_read.data, name=f"uop{s}", reset_less=True)
                           for s in ("1a", "1r"))
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(moving)]
@@ -213,7 +218,7 @@ class ExecPipe(wiring.Component):
         idx = {s: (Signal(acc_aw, name=f"dst_idx{s}", reset_less=True),
                    Signal(offs1[1].shape(), name=f"src_idx{s}", reset_less=True),
                    Signal(offs1[2].shape(), name=f"wgt_idx{s}", reset_less=True))
-               for s in ("1c", 2)}
+               for s in ("1c", "1d", 2)}
         with m.If(moving):
             m.d.sync += [valid1.eq(self.valid), op1.eq(self.op)]
             m.d.sync += [o.eq(getattr(self, f"{n}_offset")) for o, n in zip(offs1, names)]
@@ -224,9 +229,12 @@ class ExecPipe(wiring.Component):
             m.d.sync += [valid1c.eq(valid1r), op1c.eq(op1r)]
             m.d.sync += [r.eq(f + o) for r, f, o in
                          zip(idx["1c"], (uop.dst, uop.src, uop.wgt), offs1r)]
-            m.d.sync += [valid[2].eq(valid1c), op[2].eq(op1c)]
-            m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1c"])]
-        return [valid1, valid1a, valid1r, valid1c], valid1c, op1c, idx
+            m.d.sync += [valid1d.eq(valid1c), op1d.eq(op1c)]
+            m.d.sync += [a.eq(b) for a, b in zip(idx["1d"], idx["1c"])]
+            m.d.sync += [valid[2].eq(valid1d), op[2].eq(op1d)]
+            m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1d"])]
+        return ([valid1, valid1a, valid1r, valid1c, valid1d], (valid1c, op1c), (valid1d, op1d),
+                idx)
 
     @staticmethod
     def _forwarded_row(m, valid, dst, gemm, accd4, results):
@@ -262,20 +270,6 @@ class ExecPipe(wiring.Component):
             m.d.sync += rows[a].eq(row)
         # stage A
         return Mux(newest, results[WRITE_STAGE], rows[a])
-
-    @staticmethod
-    def _next_stall(valid, op, dst, idx, valid1c, op1c, go2):
-        """Next cycle's stall: the ALU micro-op in stage 2 then (the one in 1c when stage 2
-        moves, else the stalled one) must wait while a micro-op in stages 3..10 then writes
-        a row it reads. Those are today's stages 2 (if it issues) .. 9: all registers."""
-        def hazard(z_op, z_idx, ahead):
-            z_dst, z_src = z_idx[0], z_idx[1][:len(z_idx[0])]
-            hits = [v & ((d == z_dst) | (~z_op.use_imm & (d == z_src))) for v, d in ahead]
-            return _any(hits)
-        older = [(valid[s], dst[s]) for s in range(3, WRITE_STAGE)]
-        incoming = valid1c & op1c.is_alu & hazard(op1c, idx["1c"], [(go2, idx[2][0])] + older)
-        staying = valid[2] & op[2].is_alu & hazard(op[2], idx[2], older)
-        return Mux(go2 | ~valid[2], incoming, staying)
 
 
 def _any(bits):

@@ -24,7 +24,7 @@ from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
 
 INSN = 4          # cycles per extra compute instruction
-DRAIN = 48        # GEMM pipeline depth: waited for on token pushes (write 14 cycles in)
+DRAIN = 49        # GEMM pipeline depth: waited for on token pushes (write 15 cycles in)
 LOAD_SETUP = 31   # per LOAD instruction (request latency incl. the request slice, the burst
                   # staging register, the R-channel and response slices, the registered
                   # SRAM write; not overlapped)
