@@ -13,8 +13,8 @@ Why these shapes:
   128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
   does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4 only
   sometimes (two builds routed in 10-14 min at 55-57 MHz, a third had not after 23 min):
-  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~6 min and meets 85 MHz
-  (86.8-95.8 MHz at a 100 MHz request, by placement seed: docs/fpga.md). Buffers are cut
+  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~6 min and meets 100 MHz
+  (99.7-107.4 MHz by placement seed: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
@@ -74,7 +74,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024, dsp_product_registers=True,
-          notes="1x16x2 at 85 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
+          notes="1x16x2 at 100 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
                 "the 156 MULT18X18D but does not route, 1x16x4 (77) routes only sometimes, "
                 "1x8x16 (177) and 1x16x16 (305) do not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",

@@ -22,7 +22,7 @@ from amaranth.hdl import Module, Signal, signed
 
 from vtalab.spec import Config
 
-from .ecp5_dsp import registered_product
+from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
 
 
@@ -57,12 +57,13 @@ class GemmTree:
         group sums in stage 8."""
         cfg = self.cfg
         group = _first_tree_group(cfg.block_in)
+        inp, wgt, in_dsp = self._stage4_operands(gemm[4])
         sums = []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
                 products = [self._register(
-                    self._product(self.inp[b * cfg.block_in + i], self.wgt[o * cfg.block_in + i],
-                                  gemm[4], gemm[5], f"prod6_{b}_{o}_{i}"),
+                    self._product(inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
+                                  in_dsp, gemm[5], f"prod6_{b}_{o}_{i}"),
                     gemm[6], f"land7_{b}_{o}_{i}") for i in range(cfg.block_in)]
                 partial = [self._register(self._sum(products[g:g + group]), gemm[7],
                                           f"part8_{b}_{o}_{g // group}")
@@ -83,11 +84,19 @@ class GemmTree:
         top, bits = 1 << (len(element) - 1), self.cfg.acc_bits
         return ((element.as_unsigned() ^ top) + ((1 << bits) - top))[:bits]
 
+    def _stage4_operands(self, enable):
+        """The operands as registered in stage 4: on ECP5 boards inside each DSP (the enable
+        goes to the product's ``operand_enable``), else once per element here."""
+        if not self.wide and uses_dsp_registers(self.platform):
+            return self.inp, self.wgt, enable
+        inp = [self._register(x, enable, f"inp5_{k}") for k, x in enumerate(self.inp)]
+        wgt = [self._register(x, enable, f"wgt5_{k}") for k, x in enumerate(self.wgt)]
+        return inp, wgt, None
+
     def _product(self, a, b, operand_enable, enable, name):
         if not self.wide:
             return registered_product(self.m, self.platform, a, b, enable, name,
                                       operand_enable=operand_enable)
-        a, b = (self._register(x, operand_enable, f"{name}_{n}") for x, n in ((a, "a"), (b, "b")))
         return self._register((a * b)[:self.cfg.acc_bits], enable, name)
 
     def _sum(self, values):

@@ -26,7 +26,7 @@ def test_ulx3s_shape_routes_and_the_transposed_128_mac_shape_does_not_fit():
     board = get_board("ulx3s-85f")
     cfg = board.cfg()
     assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 2)
-    assert cfg.macs_per_cycle == 32 and cfg.clock_mhz == 85.0
+    assert cfg.macs_per_cycle == 32 and cfg.clock_mhz == 100.0
     assert estimate(cfg, board).dsp == 32 + 2 * 3 + 1
     # 128 MACs transposed: 16 ALU lanes x 3 DSPs (+1) more than the 156 MULT18X18D.
     wide_out = cfg.replace(block_in=8, block_out=16)
