@@ -242,21 +242,24 @@ class ExecPipe(wiring.Component):
         result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in
         stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
         (being computed in stage A a cycle earlier) in stage A; the selects are registered
-        a stage earlier."""
+        a stage earlier, from comparisons registered a stage before that."""
         a = ACCUMULATE_STAGE
         rows = {4: accd4}
         for s in range(5, a):                           # the row read, carried to A-1
             rows[s] = Signal.like(accd4, name=f"acc{s}", reset_less=True)
             with m.If(gemm[s - 1]):
                 m.d.sync += rows[s].eq(rows[s - 1])
-        # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
-        sels, hits = [], []
+        # stage A-3: the older results' dst compared (from stage 3 on every micro-op moves
+        # one stage per cycle, so the micro-op d ahead is still d ahead a cycle later)
+        hits = []
         for d in range(2, FORWARD_DEPTH + 1):
-            sel = Signal(name=f"fwd{a - 1}_{d}")
-            hit = valid[a - 2 + d] & (dst[a - 2 + d] == dst[a - 2])
-            m.d.sync += sel.eq(hit & ~_any(hits))
-            hits.append(hit)
-            sels.append((d, sel))
+            hits.append(Signal(name=f"fwd{a - 2}_hit_{d}"))
+            m.d.sync += hits[-1].eq(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]))
+        # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
+        sels = []
+        for k, d in enumerate(range(2, FORWARD_DEPTH + 1)):
+            sels.append((d, Signal(name=f"fwd{a - 1}_{d}")))
+            m.d.sync += sels[-1][1].eq(hits[k] & ~_any(hits[:k]))
         none = Signal(name=f"fwd{a - 1}_none")
         m.d.sync += none.eq(~_any(hits))
         # stage A-1: the newest result's select for A; the older ones forwarded
