@@ -11,8 +11,8 @@ Why these shapes:
   alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
   accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
   128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
-  does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4 only
-  sometimes (two builds routed in 10-14 min at 55-57 MHz, a third had not after 23 min):
+  does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4
+  routes in ~10 min at 99-101 MHz by seed (no margin at 100 yet):
   the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~6 min and meets 100 MHz
   (99.7-107.4 MHz by placement seed: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
@@ -75,7 +75,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024, dsp_product_registers=True,
           notes="1x16x2 at 100 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
-                "the 156 MULT18X18D but does not route, 1x16x4 (77) routes only sometimes, "
+                "the 156 MULT18X18D but does not route, 1x16x4 (77) reaches 99-101 MHz, "
                 "1x8x16 (177) and 1x16x16 (305) do not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
