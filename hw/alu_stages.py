@@ -8,7 +8,7 @@ no carry chain starts behind a mux:
     stage 4  per lane: a (the dst element) and operand = imm or src element, registered;
              the immediate's shift (SAT's, or SHR's with use_imm) as a direction and a
              distance, and stage 5's selects, registered (from the micro-op's fields)
-    stage 5  per lane, registered:
+    stage 5  per lane, registered (and stage 6's selects, decoded from the opcode):
                v = a, or the sum a + src for SAT without an immediate (what SHR/SAT shift,
                    and what MIN/MAX/default pass)
                w = a + operand for ADD, else the operand (MIN/MAX/MOV)
@@ -82,6 +82,7 @@ class AluStages:
         bits, sb = self.bits, self.cfg.shift_bits
         self.regs = []
         self.mul_operand_enable = enable & (op.alu_opcode == AluOp.MUL)
+        self._decode_selects(op.alu_opcode, enable)
         for k, (a, operand) in enumerate(zip(self.a, self.operand)):
             total = Signal(signed(bits), name=f"alu_sum_{k}")
             self.m.d.comb += total.eq((a + operand)[:bits])
@@ -100,18 +101,27 @@ class AluStages:
                 "pairs": mul_operand_pairs(bits, a, operand),
             })
 
-    def select(self, op, enable) -> None:
-        """The selected lane results, registered; MUL's are 0 there: its three products
-        are registered (DSP output registers) for stage 7."""
-        m, cfg, bits = self.m, self.cfg, self.bits
-        opcode = op.alu_opcode
+    def _decode_selects(self, opcode, enable) -> None:
+        """Stage 6's selects and stage 7's SAT flag from the opcode, registered a stage
+        ahead: flip-flops, not decoders, drive the 32-bit muxes of every lane."""
         minmax = (opcode == AluOp.MIN) | (opcode == AluOp.MAX)
         shifts = (opcode == AluOp.SHR) | (opcode == AluOp.SAT)
         takes_w = (opcode == AluOp.ADD) | (opcode == AluOp.MOV)
         passes_v = ~(minmax | shifts | takes_w | (opcode == AluOp.MUL))
+        self.sel = {name: self._reg(1, f"alu6_{name}", enable, value) for name, value in (
+            ("minmax", minmax), ("shifts", shifts), ("takes_w", takes_w),
+            ("passes_v", passes_v), ("sat", opcode == AluOp.SAT))}
+
+    def select(self, op, enable) -> None:
+        """The selected lane results, registered; MUL's are 0 there: its three products
+        are registered (DSP output registers) for stage 7."""
+        m, cfg, bits = self.m, self.cfg, self.bits
+        minmax, shifts, takes_w, passes_v = (self.sel[n] for n in (
+            "minmax", "shifts", "takes_w", "passes_v"))
+        self.sat7 = self._reg(1, "alu7_sat", enable, self.sel["sat"])
         self.row7 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu7")
         out = element_view(cfg, "acc", self.row7)
-        mul = enable & (opcode == AluOp.MUL)
+        mul = enable & (op.alu_opcode == AluOp.MUL)
         for k, r in enumerate(self.regs):
             v, w = r["v"], r["w"]
             shifted = Mux(r["left"], (v << r["dist"])[:bits], v >> r["dist"])
@@ -130,7 +140,7 @@ class AluStages:
         """SAT's lanes clipped, the others as they are; MUL's low product and cross sum."""
         cfg, bits = self.cfg, self.bits
         relu = op.imm[sat_relu_bit(cfg)]
-        sat, mul = op.alu_opcode == AluOp.SAT, enable & (op.alu_opcode == AluOp.MUL)
+        sat, mul = self.sat7, enable & (op.alu_opcode == AluOp.MUL)
         self.row8 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu8")
         lanes, out = element_view(cfg, "acc", self.row7), element_view(cfg, "acc", self.row8)
         for k, r in enumerate(self.regs):
