@@ -14,7 +14,7 @@ Why these shapes:
   does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4
   routes in ~10 min at 99-101 MHz by seed (no margin at 100 yet):
   the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~6 min and meets 100 MHz
-  (99.7-107.4 MHz by placement seed: docs/fpga.md). Buffers are cut
+  (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
