@@ -32,6 +32,7 @@ from vtalab.spec.isa import AluOp, sat_relu_bit
 from .alu import mul_combine, mul_cross, mul_cross_bits, mul_operand_pairs, sat_clip
 from .ecp5_dsp import registered_product
 from .gemm import element_view
+from .registers import enabled_register
 from .sram import entry_bits
 
 
@@ -47,10 +48,7 @@ class AluStages:
         self.lanes_count = entry_bits(cfg, "acc") // cfg.acc_bits      # accumulator elements
 
     def _reg(self, shape, name, enable, value):
-        reg = Signal(shape, name=name, reset_less=True)
-        with self.m.If(enable):
-            self.m.d.sync += reg.eq(value)
-        return reg
+        return enabled_register(self.m, value, enable, name, shape)
 
     def immediate(self, op, enable) -> None:
         """The immediate at the lane width, once per micro-op (not once per lane)."""

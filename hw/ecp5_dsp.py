@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal, signed
 
+from .registers import enabled_register
+
 #: width of a MULT18X18D operand and of its product output
 _OPERAND_BITS, _PRODUCT_BITS = 18, 36
 
@@ -42,8 +44,8 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
     product = Signal(signed(width) if is_signed else width, name=name, reset_less=True)
     if not uses_dsp_registers(platform) or max(len(a), len(b)) > _OPERAND_BITS:
         if operand_enable is not None:
-            a = _register(m, a, operand_enable, f"{name}_a")
-            b = _register(m, b, operand_enable, f"{name}_b")
+            a = enabled_register(m, a, operand_enable, f"{name}_a")
+            b = enabled_register(m, b, operand_enable, f"{name}_b")
         with m.If(enable):
             m.d.sync += product.eq(a * b)
         return product
@@ -66,13 +68,6 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
     )
     m.d.comb += product.eq(raw[:width])
     return product
-
-
-def _register(m, value, enable, name):
-    reg = Signal(value.shape(), name=name, reset_less=True)
-    with m.If(enable):
-        m.d.sync += reg.eq(value)
-    return reg
 
 
 def _extend(value):

@@ -24,6 +24,7 @@ from vtalab.spec import Config
 
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
+from .registers import enabled_register
 
 
 def wide_arithmetic(platform) -> bool:
@@ -104,10 +105,7 @@ class GemmTree:
 
     def _register(self, value, enable, name):
         shape = self.cfg.acc_bits if self.wide else signed(len(value))
-        reg = Signal(shape, name=name, reset_less=True)
-        with self.m.If(enable):
-            self.m.d.sync += reg.eq(value)
-        return reg
+        return enabled_register(self.m, value, enable, name, shape)
 
 
 def _first_tree_group(count: int) -> int:
