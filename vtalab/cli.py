@@ -45,7 +45,8 @@ def _cmd_demo(args) -> int:
 def _cmd_compile(args) -> int:
     from vtalab.compiler.exec.commands import compile_file
     compile_file(args.model, args.output, args.config, args.calibrate,
-                 per_channel=args.per_channel, quantize=not args.float)
+                 per_channel=args.per_channel, quantize=not args.float,
+                 tuning_log=args.tuning_log)
     return 0
 
 
@@ -109,7 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("--per-channel", action="store_true", help="per-channel weight scales")
     comp.add_argument("--float", action="store_true",
                       help="no quantisation: everything on the CPU fallback in float32")
+    comp.add_argument("--tuning-log", metavar="LOG",
+                      help="use the best record per task from this tuning log")
     comp.set_defaults(func=_cmd_compile)
+
+    from vtalab import tune_cli
+    tune_cli.add_parser(sub)
 
     run = sub.add_parser("run", help="run a module (.vtl) or an ONNX model on a backend")
     run.add_argument("model", help="MODEL.vtl, or MODEL.onnx (compiled first)")

@@ -52,14 +52,18 @@ def _calibration(graph, calibrate, echo):
 
 
 def compile_onnx(model_path, config="default", calibrate=None, per_channel=False,
-                 quantize=True, echo=print) -> Module:
+                 quantize=True, echo=print, tuning_log=None) -> Module:
     from ..graph import load_onnx
     start = time.perf_counter()
     graph = load_onnx(model_path)
     calibration = _calibration(graph, calibrate, echo) if quantize else None
     echo(f"compiling {graph.name} ({len(graph.nodes)} nodes) for {config}")
     module = compile_model(graph, config, calibration=calibration, per_channel=per_channel,
-                           quantize=quantize, echo=echo)
+                           quantize=quantize, echo=echo, tuning_log=tuning_log)
+    if tuning_log is not None:
+        t = module.stats["tuning"]
+        echo(f"tuning log {t['log']}: {len(t['used'])} tasks tuned, {len(t['untuned'])} "
+             f"with default knobs")
     module.stats["compile_seconds"] = time.perf_counter() - start
     return module
 
@@ -77,8 +81,9 @@ def compile_table(module: Module) -> str:
 
 
 def compile_file(model_path, output, config="default", calibrate=None, per_channel=False,
-                 quantize=True, echo=print) -> Module:
-    module = compile_onnx(model_path, config, calibrate, per_channel, quantize, echo)
+                 quantize=True, echo=print, tuning_log=None) -> Module:
+    module = compile_onnx(model_path, config, calibrate, per_channel, quantize, echo,
+                          tuning_log)
     path = save_module(module, output)
     echo(module.report)
     echo(compile_table(module))

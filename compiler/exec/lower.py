@@ -4,7 +4,7 @@
 
 The node's attributes become an `Epilogue` (templates.py); knobs are chosen automatically:
 candidate tilings are ranked by compiler/tune's cost model (predicted cycles, the fused
-epilogue included), a measured best from the config's tuning log first, and the first that
+epilogue included), the tuning log's best first under `ApplyBest`, and the first that
 fits the SRAMs (estimated here, then confirmed by the accelerator pipeline) is kept. Operands are bound to graph values
 (activations in the memory plan), graph constants (packed weights) or constants prepared
 here (bias and shift vectors in the template's layout). A residual is widened to int32 by
@@ -22,7 +22,7 @@ from ..errors import CompileError
 from ..graph.ir import Graph, Node
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
-from ..tune import EpilogueCost, TuningLog, best_conv2d_knobs, conv2d_ranked
+from ..tune import EpilogueCost, conv2d_ranked, lookup
 from ..vta import build
 from .kernel import AccelKernel
 from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
@@ -147,18 +147,17 @@ def alu_op_count(ep: Epilogue) -> int:
     return len(ops) + 1 + (hi < 127) + (lo not in (0, -128))
 
 
-def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue, log=None) -> list[Conv2dKnobs]:
+def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue) -> list[Conv2dKnobs]:
     """Tilings that fit the SRAMs, fewest predicted cycles first (compiler/tune's cost
-    model, 2 and 1 virtual threads together); a measured best in the tuning log first."""
+    model, 2 and 1 virtual threads together); the tuning log's best first when a tuning
+    context (compiler/tune/apply.py) has a record of this task."""
     cost = epilogue_cost(ep)
     found = sorted(((cycles, -vt, i), kn) for vt in (2, 1)
                    for i, (cycles, kn) in enumerate(conv2d_ranked(cfg, sh, vt, cost)))
-    ranked = [kn for _, kn in found]
-    tuned = best_conv2d_knobs(cfg, sh, 2, cost, log) if log is not None else None
-    if tuned is not None and tuned in ranked:
-        ranked.remove(tuned)
-        ranked.insert(0, tuned)
-    return ranked
+    from ..tune.templates.accel import CONV2D, conv2d_task
+    task = conv2d_task(cfg, sh, ep)
+    return _tuned_first(CONV2D.knobs(task, p) if (p := lookup(task)) else None,
+                        [kn for _, kn in found])
 
 
 def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[DenseKnobs]:
@@ -178,17 +177,15 @@ def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[
                         continue
                     found.append(((vt, tm * tn, tk), DenseKnobs(tm, tn, tk, "mn", vt)))
     found.sort(key=lambda item: item[0], reverse=True)
-    return [kn for _, kn in found]
+    from ..tune.templates.accel import DENSE, dense_task
+    tuned = lookup(dense_task(cfg, m, k, n, ep))
+    return _tuned_first(DENSE.knobs(tuned) if tuned else None, [kn for _, kn in found])
 
 
-def _tuning_log(cfg: Config):
-    """The config's tuning log if one was written (read only here), else None; an
-    unreadable log only costs the measured knobs, so compiling goes on without it."""
-    try:
-        log = TuningLog.open(cfg)
-    except CompileError:
-        return None
-    return log if log.entries else None
+def _tuned_first(tuned, ranked: list) -> list:
+    if tuned is None:
+        return ranked
+    return [tuned] + [kn for kn in ranked if kn != tuned]
 
 
 def _first_that_builds(cfg, name, candidates, declare):
@@ -210,7 +207,7 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
     if node.op == "accel_conv2d":
         sh = conv_shape(graph, node, cfg)
         knobs, args, program = _first_that_builds(
-            cfg, node.name, conv_candidates(cfg, sh, ep, _tuning_log(cfg)),
+            cfg, node.name, conv_candidates(cfg, sh, ep),
             lambda kn: fused_conv2d(cfg, sh, ep, kn))
         macs, what = sh.macs, (f"conv {sh.channels}->{sh.filters} {sh.kernel}x{sh.kernel}/"
                                f"{sh.stride} {sh.height}x{sh.width}")

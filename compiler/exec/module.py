@@ -147,8 +147,13 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
 
 
 def compile_model(model, config: Config | str | None = "default", calibration=None,
-                  per_channel: bool = False, quantize: bool = True, echo=None) -> Module:
-    """ONNX (path, bytes or ModelProto) or a Graph -> Module, timing each phase."""
+                  per_channel: bool = False, quantize: bool = True, echo=None,
+                  tuning_log=None) -> Module:
+    """ONNX (path, bytes or ModelProto) or a Graph -> Module, timing each phase.
+
+    ``tuning_log`` (a path or TuningLog): each accelerator layer and CPU kernel uses its
+    best record there; ``module.stats["tuning"]`` lists the records used and the tasks
+    without one (each reported once, as an ``UntunedWarning``)."""
     from ..graph import compile_graph, load_onnx
     cfg = load_config(config)
     start = time.perf_counter()
@@ -158,7 +163,16 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
     final = compile_graph(graph, cfg, calibration=calibration, per_channel=per_channel,
                           quantize=quantize)
     mid = time.perf_counter()
-    module = build_module(final, cfg, echo)
+    if tuning_log is not None:
+        from ..tune import ApplyBest
+        with ApplyBest(tuning_log) as best:
+            module = build_module(final, cfg, echo)
+        module.stats["tuning"] = {"log": str(best.log.path), "untuned": best.untuned,
+                                  "used": {k: {f: r[f] for f in ("knobs", "cost", "unit",
+                                                                 "measure", "time")}
+                                           for k, r in best.used.items()}}
+    else:
+        module = build_module(final, cfg, echo)
     module.graph = final
     end = time.perf_counter()
     module.stats.update(graph_seconds=mid - start, lower_seconds=end - mid,

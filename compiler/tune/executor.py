@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import multiprocessing as mp
+import os
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -65,7 +67,7 @@ class LocalExecutor(Executor):
 
     def _get_pool(self) -> cf.ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = cf.ProcessPoolExecutor(self.jobs, mp.get_context("spawn"),
+            self._pool = cf.ProcessPoolExecutor(self.jobs, mp.get_context(_start_method()),
                                                 initializer=self.initializer)
         return self._pool
 
@@ -131,6 +133,14 @@ class LocalExecutor(Executor):
             return set()
         now = time.monotonic()
         return {i for i, start in running.values() if now - start > self.timeout}
+
+
+def _start_method() -> str:
+    """spawn (fresh workers, no inherited threads or Verilator models), unless the main
+    program cannot be re-imported by a spawned worker (code read from stdin)."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    return "spawn" if path is None or os.path.exists(path) else "fork"
 
 
 def get_executor(jobs: int = 1, timeout: float | None = None, retries: int = 2) -> Executor:

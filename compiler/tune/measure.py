@@ -166,6 +166,12 @@ class CpuMeasure(Measurer):
 MEASURERS = {m.name: m for m in (RtlMeasure, ModelMeasure, CpuMeasure)}
 
 
+def register_measurer(cls):
+    """Add a measurer (e.g. a board's); it must be importable in worker processes."""
+    MEASURERS[cls.name] = cls
+    return cls
+
+
 def get_measurer(name: str, **options) -> Measurer:
     if name not in MEASURERS:
         raise CompileError(f"measure must be one of {sorted(MEASURERS)}, not {name!r}")

@@ -24,7 +24,7 @@ from ...topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..cost import conv2d_cycles, fits
 from ..space import Choice, Space, Split
 from ..task import Task, Template, register
-from .epilogue import epilogue_inputs, epilogue_reference, wrap32
+from .epilogue import VEC, epilogue_inputs, epilogue_reference, wrap32
 
 
 def _epilogue(task: Task):
@@ -36,7 +36,14 @@ def _epilogue(task: Task):
 
 
 def epilogue_dict(ep) -> dict:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(ep).items()}
+    """The epilogue as a task sees it: immediate shift steps only by direction (their
+    amounts change no instruction but the immediate, so a recalibrated model with other
+    shifts finds the same tuning records)."""
+    def canonical(steps):
+        return [s if s == VEC else (7 if s > 0 else -1) for s in steps]
+    d = dataclasses.asdict(ep)
+    d["shifts"], d["residual_shifts"] = canonical(ep.shifts), canonical(ep.residual_shifts)
+    return d
 
 
 def _ep_cost(task: Task):
