@@ -131,7 +131,15 @@ class Space:
         return index
 
     def violation(self, point: dict) -> str | None:
-        """The first constraint the point breaks, or None."""
+        """What is wrong with the point (knobs missing or unknown, a value not in its knob,
+        the first constraint it breaks), or None."""
+        names = [k.name for k in self.knobs]
+        if sorted(point) != sorted(names):
+            return f"knobs must be {names}, not {sorted(point)}"
+        for knob in self.knobs:
+            v = point[knob.name]
+            if (tuple(v) if isinstance(v, list) else v) not in knob.values:
+                return f"knob {knob.name} must be one of its values, not {v!r}"
         for what, fn in self.constraints:
             if not fn(point):
                 return what
