@@ -6,6 +6,8 @@ output tile of ``oc_tile`` channels x ``lanes`` pixels accumulates in registers 
 buffer that LLVM keeps in vector registers) over (ic, kh, kw), and is written out with an
 optional bias / ReLU epilogue. NCHW vectorises along the output row (strided input rows
 become one wide load + shuffle); NCHWc vectorises along the packed output channels.
+The NCHW schedule's choices are knobs (``knobs.conv_nchw_knobs``): the channel tile, the
+vector width, unrolling, the tile loop order and how many outer loops run in parallel.
 """
 from __future__ import annotations
 
@@ -14,8 +16,11 @@ import numpy as np
 from .. import te
 from ..errors import ShapeError
 from ..ir.dtype import dtype_of
-from .common import (as_array, compiled, pair, padding4, pick_factor, pick_lanes,
+from ..te.build import lower_schedule
+from .common import (as_array, compiled, compiled_func, pair, padding4, pick_factor,
                      vector_lanes)
+from .knobs import (CONV_ORDERS, check_choice, check_divides, check_positive, conv_nchw_knobs,
+                    conv_row_multiple, knob_key, resolve)
 
 
 def out_size(size: int, k: int, stride: int, dilation: int, before: int, after: int) -> int:
@@ -98,15 +103,9 @@ def conv2d_nchw_compute(x, w, stride, pads, dilation, groups, bias=None, relu=Fa
     return xp, conv, te.compute((N, OC, OH, OW), crop, name="conv_out")
 
 
-def row_multiple(ow: int, target=None, dtype="float32") -> int:
-    """1, or the vector width when OW should be computed rounded up to full vectors."""
-    full = vector_lanes(target, _acc_dtype(dtype))
-    return full if ow % full and ow >= 12 else 1
-
-
-def schedule_conv_nchw(s, xp, conv, out, target=None, lanes=None, oc_tile=None):
-    """Register tiles of oc_tile channels x lanes output pixels (see module doc); the two
-    knobs default to a divisor of OW filling vector registers and up to 8 channels."""
+def schedule_conv_nchw(s, xp, conv, out, target=None, knobs=None):
+    """Register tiles of oc_tile channels x lanes output pixels (see module doc); ``knobs``
+    (see ``knobs.conv_nchw_knobs``) default to the heuristic for the output's extents."""
     if xp.op is not out.op and hasattr(xp.op, "axes"):
         st = s[xp]
         n, c, h, w = st.leaf_iter_vars
@@ -116,58 +115,77 @@ def schedule_conv_nchw(s, xp, conv, out, target=None, lanes=None, oc_tile=None):
         s[conv].compute_inline()
     st = s[out]
     n, oc, oh, ow = st.leaf_iter_vars
-    full = vector_lanes(target, local.dtype)
-    if lanes is None:
-        lanes = full if conv.shape[3] % full == 0 and ow.extent % full else \
-            pick_lanes(ow.extent, full)
-    oc_tile = oc_tile or pick_factor(oc.extent, 16)
-    oco, oci = st.split(oc, oc_tile)
-    owo, owi = st.split(ow, lanes)
-    st.reorder(n, oco, oh, owo, oci, owi)
-    st.unroll(oci)
-    st.vectorize(owi)
-    st.parallel(st.fuse(st.fuse(n, oco), oh))
     ls = s[local]
     ln, loc, loh, low, ic, kh, kw = ls.leaf_iter_vars
+    kn = resolve(conv_nchw_knobs(oc.extent, ow.extent, kw.extent, local.dtype, target),
+                 knobs, "conv2d")
+    oco, oci = st.split(oc, check_divides("conv2d oc_tile", kn["oc_tile"], oc.extent))
+    owo, owi = st.split(ow, check_positive("conv2d lanes", kn["lanes"]))
+    outer = (oco, oh) if check_choice("conv2d order", kn["order"], CONV_ORDERS) == "oc_oh" \
+        else (oh, oco)
+    st.reorder(n, *outer, owo, oci, owi)
+    st.vectorize(owi)
+    fused = st.fuse(n, outer[0])
+    if check_choice("conv2d par_depth", kn["par_depth"], (2, 3)) == 3:
+        fused = st.fuse(fused, outer[1])
+    st.parallel(fused)
     ls.reorder(ln, loh, ic, kh, kw, loc, low)
     ls.compute_at(st, owo)
-    ls.unroll(loc)
     ls.vectorize(low)
-    if kw.extent <= 11:
+    if kn["unroll_oc"]:
+        st.unroll(oci)
+        ls.unroll(loc)
+    if kn["unroll_kw"]:
         ls.unroll(kw)
 
 
-def conv2d_nchw_kernel(x_shape, w_shape, dtype="float32", stride=1, padding=0, dilation=1,
-                       groups=1, bias=False, relu=False, target=None):
-    """Compiled kernel (x, w[, bias], out) of an NCHW convolution."""
+def conv2d_nchw_knobs(x_shape, w_shape, dtype="float32", stride=1, padding=0, dilation=1,
+                      target=None, knobs=None) -> dict:
+    """The resolved knobs of an NCHW convolution (``knobs`` over the heuristic)."""
     stride, dilation, pads = pair(stride, "stride"), pair(dilation, "dilation"), padding4(padding)
+    ow = out_size(x_shape[3], w_shape[3], stride[1], dilation[1], pads[1], pads[3])
+    default = conv_nchw_knobs(w_shape[0], ow, w_shape[3], _acc_dtype(dtype), target)
+    return resolve(default, knobs, "conv2d")
+
+
+def conv2d_nchw_func(x_shape, w_shape, dtype="float32", stride=1, padding=0, dilation=1,
+                     groups=1, bias=False, relu=False, target=None, knobs=None):
+    """The lowered PrimFunc (x, w[, bias], out) of an NCHW convolution."""
+    stride, dilation, pads = pair(stride, "stride"), pair(dilation, "dilation"), padding4(padding)
+    kn = conv2d_nchw_knobs(x_shape, w_shape, dtype, stride, pads, dilation, target, knobs)
+    ow = out_size(x_shape[3], w_shape[3], stride[1], dilation[1], pads[1], pads[3])
+    x = te.placeholder(x_shape, dtype, "x")
+    w = te.placeholder(w_shape, dtype, "w")
+    b = te.placeholder((w_shape[0],), _acc_dtype(dtype), "bias") if bias else None
+    xp, conv, out = conv2d_nchw_compute(x, w, stride, pads, dilation, groups, b, relu,
+                                        conv_row_multiple(ow, kn["lanes"]))
+    s = te.create_schedule(out)
+    schedule_conv_nchw(s, xp, conv, out, target, kn)
+    args = [x, w] + ([b] if bias else []) + [out]
+    return lower_schedule(s, args, "conv2d_nchw")
+
+
+def conv2d_nchw_kernel(x_shape, w_shape, dtype="float32", stride=1, padding=0, dilation=1,
+                       groups=1, bias=False, relu=False, target=None, knobs=None):
+    """Compiled kernel (x, w[, bias], out) of an NCHW convolution (``knobs``: see
+    ``knobs.conv_nchw_knobs``; None is the heuristic)."""
+    stride, dilation, pads = pair(stride, "stride"), pair(dilation, "dilation"), padding4(padding)
+    kn = conv2d_nchw_knobs(x_shape, w_shape, dtype, stride, pads, dilation, target, knobs)
     key = ("conv2d_nchw", tuple(x_shape), tuple(w_shape), str(dtype), stride, pads, dilation,
-           groups, bias, relu)
-
-    def _ow():
-        return out_size(x_shape[3], w_shape[3], stride[1], dilation[1], pads[1], pads[3])
-
-    def make():
-        x = te.placeholder(x_shape, dtype, "x")
-        w = te.placeholder(w_shape, dtype, "w")
-        b = te.placeholder((w_shape[0],), _acc_dtype(dtype), "bias") if bias else None
-        xp, conv, out = conv2d_nchw_compute(x, w, stride, pads, dilation, groups, b, relu,
-                                            row_multiple(_ow(), target, dtype))
-        s = te.create_schedule(out)
-        schedule_conv_nchw(s, xp, conv, out, target)
-        args = [x, w] + ([b] if bias else []) + [out]
-        return s, args, "conv2d_nchw"
-    return compiled(key, make, target)
+           groups, bias, relu, knob_key(kn))
+    return compiled_func(key, lambda: conv2d_nchw_func(
+        x_shape, w_shape, dtype, stride, pads, dilation, groups, bias, relu, target, kn),
+        target)
 
 
 def conv2d(x, w, bias=None, stride=1, padding=0, dilation=1, groups=1, relu=False,
-           target=None) -> np.ndarray:
+           target=None, knobs=None) -> np.ndarray:
     """NCHW convolution (float32, or int8 accumulating to int32) of ``x`` by OIHW ``w``."""
     x, w = as_array(x, name="x"), as_array(w, x.dtype, "w")
     if x.ndim != 4 or w.ndim != 4:
         raise ShapeError(f"conv2d x and w must be 4-D (NCHW, OIHW), not {x.shape} and {w.shape}")
     k = conv2d_nchw_kernel(x.shape, w.shape, x.dtype.name, stride, padding, dilation, groups,
-                           bias is not None, relu, target)
+                           bias is not None, relu, target, knobs)
     out = np.empty(k.plan.params[-1].shape, k.plan.params[-1].dtype.numpy)
     extra = [as_array(bias, out.dtype, "bias")] if bias is not None else []
     k(x, w, *extra, out)
@@ -260,5 +278,6 @@ def conv2d_nchwc(x, w, bias=None, stride=1, padding=0, dilation=1, relu=False,
 
 
 __all__ = ["conv2d", "conv2d_nchwc", "conv2d_nchw_kernel", "conv2d_nchwc_kernel",
+           "conv2d_nchw_func", "conv2d_nchw_knobs",
            "conv2d_nchw_compute", "conv2d_nchwc_compute", "schedule_conv_nchw",
            "schedule_conv_nchwc", "pad_nchw", "out_size", "vector_lanes"]

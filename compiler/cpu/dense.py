@@ -11,7 +11,9 @@ import numpy as np
 
 from .. import te
 from ..errors import ShapeError
-from .common import as_array, compiled, pick_factor, pick_lanes, vector_lanes
+from ..te.build import lower_schedule
+from .common import as_array, compiled, compiled_func, pick_factor, pick_lanes, vector_lanes
+from .knobs import check_divides, dense_block, dense_knobs, knob_key, resolve
 from .transform import transpose
 
 
@@ -96,21 +98,12 @@ def matmul(a, b, target=None) -> np.ndarray:
     return out
 
 
-def dense_block(N: int, target=None) -> int:
-    """Output features per packed weight block: whole vectors, as many as registers allow,
-    so each output tile streams one contiguous block of the packed weight."""
-    full = vector_lanes(target)
-    lanes = pick_lanes(N, full)
-    regs = 28 if full >= 16 else 12                 # AVX-512 has 32 vector registers
-    return lanes * pick_factor(N // lanes, max(1, regs // -(-lanes // full)))
-
-
 def pack_dense_weight(w, block: int | None = None, target=None) -> np.ndarray:
     """ONNX/PyTorch weight w[N, K] -> blocks [N/nb, K, nb]: every output tile reads one
     contiguous stream (done once, at compile time, for constant weights)."""
     w = as_array(w, name="w")
     N, K = w.shape
-    nb = block or dense_block(N, target)
+    nb = check_divides("dense block", block or dense_block(N, target), N)
     return transpose(w.reshape(N // nb, nb, K), (0, 2, 1), target=target)
 
 
@@ -137,58 +130,78 @@ def dense_compute(x, wp, bias=None, relu=False):
     return mm, te.compute((M, NO, nb), epi, name="dense_out")
 
 
-def schedule_dense(s, mm, out, target=None):
-    """Each output tile (up to 4 rows x one weight block) accumulates in registers."""
+def schedule_dense(s, mm, out, target=None, knobs=None):
+    """Each output tile (``m_tile`` rows x one weight block) accumulates in registers;
+    ``knobs``: see ``knobs.dense_knobs`` (None: the heuristic for the block)."""
     local = s.cache_write(mm, "local")
     if out is not mm:
         s[mm].compute_inline()
-    full = vector_lanes(target, local.dtype)
     st = s[out]
     m, no, ni = st.leaf_iter_vars
-    lanes = pick_lanes(ni.extent, full)
-    mo, mi = st.split(m, pick_factor(m.extent, max(1, 28 // max(1, ni.extent // lanes))))
+    kn = resolve(dense_knobs(m.extent, ni.extent, local.dtype, target), knobs, "dense")
+    lanes = check_divides("dense lanes", kn["lanes"], ni.extent)
+    mo, mi = st.split(m, check_divides("dense m_tile", kn["m_tile"], m.extent))
     nio, nii = st.split(ni, lanes)
     st.reorder(no, mo, mi, nio, nii)
     st.unroll(mi)
     st.vectorize(nii)
     fused = st.fuse(no, mo)
-    if fused.extent > 1:
+    if kn["parallel"] and fused.extent > 1:
         st.parallel(fused)
     ls = s[local]
     lm, lno, lni, k = ls.leaf_iter_vars
     lo, li = ls.split(lni, lanes)
-    ls.reorder(lno, k, lm, lo, li)
+    unroll_k = check_divides("dense k_unroll", kn["k_unroll"], k.extent)
+    if unroll_k > 1:
+        ko, ki = ls.split(k, unroll_k)
+        ls.reorder(lno, ko, ki, lm, lo, li)
+        ls.unroll(ki)
+    else:
+        ls.reorder(lno, k, lm, lo, li)
     ls.compute_at(st, fused)
     ls.unroll(lm)
     ls.unroll(lo)
     ls.vectorize(li)
 
 
-def dense_kernel(M, K, N, block, dtype="float32", bias=False, relu=False, target=None):
-    """Compiled kernel (x[M,K], wp[N/nb,K,nb][, bias[N]], out[M,N/nb,nb])."""
-    key = ("dense", M, K, N, block, str(dtype), bias, relu)
-
-    def make():
-        x = te.placeholder((M, K), dtype, "x")
-        wp = te.placeholder((N // block, K, block), dtype, "w")
-        bb = te.placeholder((N,), _acc(dtype), "bias") if bias else None
-        mm, out = dense_compute(x, wp, bb, relu)
-        s = te.create_schedule(out)
-        schedule_dense(s, mm, out, target)
-        return s, [x, wp] + ([bb] if bias else []) + [out], "dense"
-    return compiled(key, make, target)
+def dense_func(M, K, N, block, dtype="float32", bias=False, relu=False, target=None,
+               knobs=None):
+    """The lowered PrimFunc (x[M,K], wp[N/nb,K,nb][, bias[N]], out[M,N/nb,nb])."""
+    x = te.placeholder((M, K), dtype, "x")
+    wp = te.placeholder((N // block, K, block), dtype, "w")
+    bb = te.placeholder((N,), _acc(dtype), "bias") if bias else None
+    mm, out = dense_compute(x, wp, bb, relu)
+    s = te.create_schedule(out)
+    schedule_dense(s, mm, out, target, knobs)
+    return lower_schedule(s, [x, wp] + ([bb] if bias else []) + [out], "dense")
 
 
-def dense(x, w, bias=None, relu=False, packed=None, target=None) -> np.ndarray:
-    """x[M, K] @ w[N, K]^T (+ bias, ReLU); ``packed`` = pack_dense_weight(w) if known."""
+def dense_kernel(M, K, N, block, dtype="float32", bias=False, relu=False, target=None,
+                 knobs=None):
+    """Compiled kernel (x[M,K], wp[N/nb,K,nb][, bias[N]], out[M,N/nb,nb]); ``knobs``: the
+    schedule's (``knobs.dense_knobs``), None for the heuristic."""
+    check_divides("dense block", block, N)
+    kn = resolve(dense_knobs(M, block, _acc(dtype), target), knobs, "dense")
+    key = ("dense", M, K, N, block, str(dtype), bias, relu, knob_key(kn))
+    return compiled_func(key, lambda: dense_func(M, K, N, block, dtype, bias, relu, target,
+                                                 kn), target)
+
+
+def dense(x, w, bias=None, relu=False, packed=None, target=None, knobs=None) -> np.ndarray:
+    """x[M, K] @ w[N, K]^T (+ bias, ReLU); ``packed`` = pack_dense_weight(w) if known.
+    ``knobs``: the schedule's plus ``block`` (outputs per packed weight block)."""
     x = as_array(x, name="x")
     if x.ndim != 2:
         raise ShapeError(f"dense input must be 2-D, not {x.shape}")
-    wp = packed if packed is not None else pack_dense_weight(as_array(w, x.dtype, "w"),
+    knobs = dict(knobs or {})
+    block = knobs.pop("block", None)
+    wp = packed if packed is not None else pack_dense_weight(as_array(w, x.dtype, "w"), block,
                                                              target=target)
     M, K = x.shape
     NO, K2, nb = wp.shape
-    k = dense_kernel(M, K2, NO * nb, nb, x.dtype.name, bias is not None, relu, target)
+    if block is not None and nb != block:
+        raise ShapeError(f"packed dense weight must have blocks of {block}, not {nb}")
+    k = dense_kernel(M, K2, NO * nb, nb, x.dtype.name, bias is not None, relu, target, knobs)
     out = np.empty((M, NO, nb), _acc(x.dtype.name))
     extra = [as_array(bias, out.dtype, "bias")] if bias is not None else []
     k(x, wp, *extra, out)

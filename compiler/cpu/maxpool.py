@@ -4,8 +4,9 @@ For output row ``oh`` of a plane: ``vrow[w] = max over the window's rows of x[ro
 (contiguous vectors over the whole input row, the row index clamped into the input: a
 clamped row is still inside the window whenever the window overlaps the input), with
 ``-inf`` in the padding columns; then ``out[oh, ow] = max over kw of vrow[ow * sw + kw]``
-(strided vector loads). Planes run in parallel. A window lying wholly in the padding, a
-dilation or a stride above ``MAX_STRIDE`` takes the te path in ``pool.py`` instead.
+(strided vector loads). Planes (or, by the ``parallel`` knob, rows) run in parallel. A
+window lying wholly in the padding, a dilation or a stride above ``MAX_STRIDE`` takes the
+te path in ``pool.py`` instead.
 """
 from __future__ import annotations
 
@@ -31,7 +32,10 @@ def separable(kind, shape, kernel, stride, pads, dilation) -> bool:
             and windows_overlap(shape[3], KW, sw, pads[1], pads[3]))
 
 
-def max_pool_func(shape, dtype, kernel, stride, pads, lanes: int) -> PrimFunc:
+def max_pool_func(shape, dtype, kernel, stride, pads, lanes: int,
+                  parallel: str = "plane") -> PrimFunc:
+    """``parallel``: "plane" runs the planes in parallel, each over its rows; "row" runs
+    every (plane, output row) pair in parallel."""
     N, C, H, W = shape
     (KH, KW), (sh, sw), (pt, pl, pb, pr) = kernel, stride, pads
     OH, OW = out_size(H, KH, sh, 1, pt, pb), out_size(W, KW, sw, 1, pl, pr)
@@ -62,5 +66,13 @@ def max_pool_func(shape, dtype, kernel, stride, pads, lanes: int) -> PrimFunc:
         n, c = p // C, p % C
         return local("vrow", (max(span, pl + W),), dtype, lambda vrow: loop(
             "oh", OH, lambda oh: output_row(n, c, oh, vrow)))
-    body = loop("plane", N * C, plane, "parallel" if N * C > 1 else "serial")
+
+    def row(p):
+        n, c = p // (C * OH), p // OH % C
+        return local("vrow", (max(span, pl + W),), dtype,
+                     lambda vrow: output_row(n, c, p % OH, vrow))
+    if parallel == "row":
+        body = loop("row", N * C * OH, row, "parallel" if N * C * OH > 1 else "serial")
+    else:
+        body = loop("plane", N * C, plane, "parallel" if N * C > 1 else "serial")
     return PrimFunc("max_pool2d", (x, out), body, (out,))

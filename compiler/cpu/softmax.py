@@ -14,8 +14,9 @@ import numpy as np
 from ..ir.expr import call, const
 from ..ir.func import PrimFunc
 from ..ir.stmt import Buffer, seq
-from .common import as_array, compiled_func, vector_lanes
-from .loops import fold_lanes, local, loop, row_layout, row_loop, store, vector_accumulate
+from .common import as_array, compiled_func
+from .knobs import check_positive, knob_key, resolve, softmax_knobs
+from .loops import fold_lanes, local, loop, row_loop, store, vector_accumulate
 
 
 def softmax_row(x: Buffer, out: Buffer, m, lanes: int, chains: int):
@@ -37,26 +38,35 @@ def softmax_row(x: Buffer, out: Buffer, m, lanes: int, chains: int):
         "red", (1,), "float32", lambda red: passes(acc, red)))
 
 
-def softmax_func(M: int, N: int, lanes: int, chains: int) -> PrimFunc:
+def softmax_func(M: int, N: int, lanes: int, chains: int, parallel: bool = True) -> PrimFunc:
     x = Buffer("x", (M, N), "float32")
     out = Buffer("softmax", (M, N), "float32")
     body = loop("m", M, lambda m: softmax_row(x, out, m, lanes, chains),
-                "parallel" if M > 1 else "serial")
+                "parallel" if M > 1 and parallel else "serial")
     return PrimFunc("softmax", (x, out), body, (out,))
 
 
-def softmax_kernel(M, N, target=None):
+def softmax_knob_func(M: int, N: int, target=None, knobs=None) -> PrimFunc:
+    """The PrimFunc (x, out) of softmax over [M, N] rows with resolved ``knobs``
+    (``knobs.softmax_knobs``: lanes, chains of vector accumulators, parallel rows)."""
+    kn = resolve(softmax_knobs(N, target), knobs, "softmax")
+    return softmax_func(M, N, check_positive("softmax lanes", kn["lanes"]),
+                        check_positive("softmax chains", kn["chains"]), bool(kn["parallel"]))
+
+
+def softmax_kernel(M, N, target=None, knobs=None):
     """The compiled kernel of softmax over the rows of a float32 [M, N] array."""
-    lanes, chains = row_layout(N, vector_lanes(target))
-    return compiled_func(("softmax", M, N), lambda: softmax_func(M, N, lanes, chains), target)
+    kn = resolve(softmax_knobs(N, target), knobs, "softmax")
+    return compiled_func(("softmax", M, N, knob_key(kn)),
+                         lambda: softmax_knob_func(M, N, target, kn), target)
 
 
-def softmax(x, axis=-1, target=None) -> np.ndarray:
+def softmax(x, axis=-1, target=None, knobs=None) -> np.ndarray:
     """Softmax of a float32 tensor along ``axis``."""
     x = as_array(x, np.float32, "x")
     moved = np.moveaxis(x, axis, -1)
     flat = np.ascontiguousarray(moved).reshape(-1, moved.shape[-1])
-    k = softmax_kernel(flat.shape[0], flat.shape[1], target)
+    k = softmax_kernel(flat.shape[0], flat.shape[1], target, knobs)
     out = np.empty_like(flat)
     k(flat, out)
     return np.moveaxis(out.reshape(moved.shape), -1, axis)

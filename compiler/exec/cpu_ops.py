@@ -7,12 +7,15 @@ Each op has a vectorised numpy kernel (never a per-element Python loop) and, whe
 LLVM CPU library (compiler/cpu, JIT through llvmlite) has the operator for the node's
 dtypes and attributes, an LLVM kernel that is preferred. Integer kernels follow the graph
 IR's integer semantics exactly (wrapping int32, arithmetic shifts, low-bit narrowing), so a
-quantised model matches the int8 reference bit for bit; float kernels follow ONNX.
+quantised model matches the int8 reference bit for bit; float kernels follow ONNX. The LLVM
+conv, dense, pooling and softmax kernels are tunable: inside a tuning context
+(``tune.ApplyBest``) a kernel made for a node gets the best recorded knobs of the node's
+task (``tune/templates/cpu.py`` ``cpu_tasks_of``), else the heuristic's.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Callable
 
 import numpy as np
@@ -55,23 +58,37 @@ def _is_float(types) -> bool:
 
 # ---- LLVM kernels (compiler/cpu): (predicate on the node and its input types, kernel) ----
 
-def _llvm_conv(node, x, w, b=None):
+def _llvm_conv(node, x, w, b=None, knobs=None):
     return _cpu().conv2d(x, w, b, node.attr("strides", (1, 1)), node.attr("pads", (0,) * 4),
-                         node.attr("dilations", (1, 1)), node.attr("groups", 1))
+                         node.attr("dilations", (1, 1)), node.attr("groups", 1), knobs=knobs)
 
 
-def _llvm_qconv(node, x, w, bias=None, residual=None):
+def _llvm_qconv(node, x, w, bias=None, residual=None, knobs=None):
     acc = _cpu().conv2d(x, w, None, node.attr("strides", (1, 1)), node.attr("pads", (0,) * 4),
-                        node.attr("dilations", (1, 1)), node.attr("groups", 1))
+                        node.attr("dilations", (1, 1)), node.attr("groups", 1), knobs=knobs)
     return N.requant_epilogue(node, acc, bias, residual)
 
 
-def _llvm_pool(node, x):
+def _llvm_pool(node, x, knobs=None):
     kernel, strides = node.attr("kernel"), node.attr("strides", (1, 1))
     pads = node.attr("pads", (0,) * 4)
     if node.op == "max_pool":
-        return _cpu().max_pool2d(x, kernel, strides, pads, node.attr("dilations", (1, 1)))
-    return _cpu().avg_pool2d(x, kernel, strides, pads, bool(node.attr("count_include_pad", 0)))
+        return _cpu().max_pool2d(x, kernel, strides, pads, node.attr("dilations", (1, 1)),
+                                 knobs=knobs)
+    return _cpu().avg_pool2d(x, kernel, strides, pads, bool(node.attr("count_include_pad", 0)),
+                             knobs=knobs)
+
+
+def _llvm_dense(node, x, w, b=None, knobs=None):
+    return _cpu().dense(x, w, b, knobs=knobs)
+
+
+def _llvm_global_avg_pool(node, x, knobs=None):
+    return _cpu().global_avg_pool(x, knobs=knobs).reshape(x.shape[:2] + (1, 1))
+
+
+def _llvm_softmax(node, x, knobs=None):
+    return _cpu().softmax(x.reshape(-1, x.shape[-1]), knobs=knobs).reshape(x.shape)
 
 
 def _llvm_quantize(node, x):
@@ -101,14 +118,12 @@ def _plain_quant(node, types):
 LLVM: dict[str, tuple[Callable, Callable]] = {
     "conv2d": (lambda n, t: _is_float(t) and n.attr("layout", "plain") == "plain", _llvm_conv),
     "qconv2d": (lambda n, t: t[0].dtype == "int8", _llvm_qconv),
-    "dense": (lambda n, t: _is_float(t),
-              lambda n, x, w, b=None: _cpu().dense(x, w, b)),
+    "dense": (lambda n, t: _is_float(t), _llvm_dense),
     "max_pool": (lambda n, t: _no_ceil(n, t) and t[0].dtype in ("float32", "int8"), _llvm_pool),
     "avg_pool": (lambda n, t: _no_ceil(n, t) and _is_float(t), _llvm_pool),
-    "global_avg_pool": (lambda n, t: _is_float(t) and t[0].rank == 4,
-                        lambda n, x: _cpu().global_avg_pool(x).reshape(x.shape[:2] + (1, 1))),
+    "global_avg_pool": (lambda n, t: _is_float(t) and t[0].rank == 4, _llvm_global_avg_pool),
     "softmax": (lambda n, t: _is_float(t) and n.attr("axis", -1) in (-1, t[0].rank - 1),
-                lambda n, x: _cpu().softmax(x.reshape(-1, x.shape[-1])).reshape(x.shape)),
+                _llvm_softmax),
     "quantize": (lambda n, t: _is_float(t) and _plain_quant(n, t), _llvm_quantize),
     "dequantize": (lambda n, t: t[0].dtype in ("int8", "int32"), _llvm_dequantize),
     "add": (lambda n, t: _is_float(t), _float_binary("add")),
@@ -166,6 +181,18 @@ def _fused_elementwise(node: Node, in_types, prefer: str) -> CpuKernel:
     return CpuKernel(node.op, impl, run, node)
 
 
+def _tuned(fn: Callable, node: Node, in_types) -> Callable:
+    """``fn`` with the knobs of the node's tuning task bound, where a tuning context
+    (compiler/tune/apply.py ``ApplyBest``) has a record of it."""
+    from ..tune.apply import current, lookup
+    if current() is None:
+        return fn
+    from ..tune.templates.cpu import cpu_tasks_of
+    task = cpu_tasks_of(node, in_types)
+    knobs = lookup(task) if task is not None else None
+    return fn if knobs is None else partial(fn, knobs=knobs)
+
+
 def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llvm") -> CpuKernel:
     """The kernel that runs `node` on the CPU (LLVM where available and `prefer`red)."""
     if node.op == "fused_elementwise":
@@ -173,7 +200,7 @@ def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llv
     if prefer == "llvm" and node.op in LLVM and llvm_available():
         applies, fn = LLVM[node.op]
         if applies(node, [t for t in in_types if t is not None] or [None]):
-            return CpuKernel(node.op, "llvm", fn, node)
+            return CpuKernel(node.op, "llvm", _tuned(fn, node, in_types), node)
     if node.op not in NUMPY:
         raise GraphError(f"op of node {node.name!r} must be one the CPU fallback runs "
                          f"({sorted(NUMPY)}), not {node.op!r}")
