@@ -167,6 +167,8 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
         from ..tune import ApplyBest
         with ApplyBest(tuning_log) as best:
             module = build_module(final, cfg, echo)
+            module.graph = final
+            _lookup_cpu_tasks(module, best)
         module.stats["tuning"] = {"log": str(best.log.path), "untuned": best.untuned,
                                   "used": {k: {f: r[f] for f in ("knobs", "cost", "unit",
                                                                  "measure", "time")}
@@ -178,6 +180,18 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
     module.stats.update(graph_seconds=mid - start, lower_seconds=end - mid,
                         compile_seconds=end - start)
     return module
+
+
+def _lookup_cpu_tasks(module: Module, best) -> None:
+    """CPU kernels are built on first run: look their tasks up now, so the module records
+    the choices (the runner applies them from ``stats["tuning"]``)."""
+    from ..tune.templates.cpu import cpu_tasks_of
+    for step in module.steps:
+        if step.target == "cpu" and step.node is not None:
+            types = [module.graph.types.get(v) if v else None for v in step.node.inputs]
+            task = cpu_tasks_of(step.node, types)
+            if task is not None:
+                best.lookup(task)
 
 
 def check_calibration(graph: Graph, samples) -> list[np.ndarray]:

@@ -82,7 +82,9 @@ class Binding:
         if step.name not in self.kernels:
             types = [self.module.types.get(v) if v in self.module.types else
                      _const_type(self.module.consts.get(v)) for v in step.inputs if v]
-            self.kernels[step.name] = cpu_kernel(step.node, types)
+            from ..tune.apply import Recorded
+            with Recorded(self.module.stats.get("tuning", {}).get("used", {})):
+                self.kernels[step.name] = cpu_kernel(step.node, types)
         return self.kernels[step.name]
 
     def release(self) -> None:

@@ -53,6 +53,27 @@ class ApplyBest:
         return dict(record["knobs"])
 
 
+class Recorded:
+    """The choices a module recorded at compile time (``stats["tuning"]["used"]``): the
+    runner builds its lazily created CPU kernels under this, so a saved module runs with
+    the knobs it was compiled with, log or no log."""
+
+    def __init__(self, used: dict):
+        self.used = used
+        self._token = None
+
+    def __enter__(self) -> "Recorded":
+        self._token = _ACTIVE.set(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _ACTIVE.reset(self._token)
+
+    def lookup(self, task: Task) -> dict | None:
+        rec = self.used.get(task.key)
+        return dict(rec["knobs"]) if rec else None
+
+
 def current() -> ApplyBest | None:
     return _ACTIVE.get()
 

@@ -62,6 +62,9 @@ def relevance(costs: list) -> np.ndarray:
                      for c in costs], np.int32)
 
 
+SHARED_FEATURES = FeatureCache()     # features are deterministic: one cache per process
+
+
 class CostModel:
     def __init__(self, template, use_prior: bool = True, seed: int = 0, rounds: int = 80,
                  cache: FeatureCache | None = None):
@@ -69,7 +72,7 @@ class CostModel:
         self.use_prior = use_prior
         self.seed = seed
         self.rounds = rounds
-        self.cache = cache or FeatureCache()
+        self.cache = cache or SHARED_FEATURES
         self.booster = None
         self.trained_on = 0
 

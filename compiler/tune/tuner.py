@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .executor import Executor, get_executor
 from .log import TuningLog, make_record
 from .measure import MeasureResult, default_measure, get_measurer
-from .model import CostModel, FeatureCache
+from .model import CostModel
 from .space import point_key
 from .strategy import Strategy, get_strategy
 
@@ -137,7 +137,7 @@ def _make_strategy(name, task, seed, history, models, options):
     model = models.get((task.template, use_prior))
     if model is None:
         model = models[(task.template, use_prior)] = CostModel(
-            task.impl, use_prior=use_prior, seed=seed, cache=FeatureCache())
+            task.impl, use_prior=use_prior, seed=seed)
     return get_strategy(name, task, seed, model=model, history=history, **options)
 
 

@@ -46,6 +46,15 @@ def epilogue_dict(ep) -> dict:
     return d
 
 
+def _ep_text(task: Task) -> str:
+    """A short epilogue summary for task names: + residual, per-channel shifts, relu."""
+    ep = task.args["epilogue"]
+    out = " +res" if ep["residual"] else ""
+    out += " vec-shift" if VEC in ep["shifts"] else ""
+    out += " relu" if ep["lo"] == 0 else ""
+    return out
+
+
 def _ep_cost(task: Task):
     from ...exec.lower import epilogue_cost
     return epilogue_cost(_epilogue(task))
@@ -113,7 +122,7 @@ class Conv2dTemplate(AccelTemplate):
 
     def describe(self, task: Task) -> str:
         b, c, h, w, f, k, s, p = task.args["shape"]
-        return f"accel.conv2d {h}x{w} {c}->{f} {k}x{k}/{s} p{p}"
+        return f"accel.conv2d {h}x{w} {c}->{f} {k}x{k}/{s} p{p}{_ep_text(task)}"
 
     @staticmethod
     def knobs(task: Task, point: dict) -> Conv2dKnobs:
@@ -178,7 +187,7 @@ class DenseTemplate(AccelTemplate):
 
     def describe(self, task: Task) -> str:
         a = task.args
-        return f"accel.dense {a['m']}x{a['k']}->{a['n']}"
+        return f"accel.dense {a['m']}x{a['k']}->{a['n']}{_ep_text(task)}"
 
     def blocks(self, task: Task):
         a, cfg = task.args, task.cfg
