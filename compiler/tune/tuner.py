@@ -85,10 +85,12 @@ def tune_task(task, trials: int, log: TuningLog | None = None, strategy: str = "
               batch: int = 8, seed: int = 0, early_stopping: int | None = None,
               history: list | None = None, models: dict | None = None,
               measure_options: dict | None = None, on_batch=None,
-              strategy_options: dict | None = None, seed_default: bool = True) -> TaskResult:
+              strategy_options: dict | None = None, seed_default: bool = True,
+              stop_at: float | None = None) -> TaskResult:
     """Tune one task up to ``trials`` measurements (resumed ones count). With
     ``seed_default`` the template's default point is measured first, so the best is
-    never worse than what compiling without a log gives."""
+    never worse than what compiling without a log gives. ``stop_at``: stop once a cost
+    at or below it was measured (benchmarks)."""
     measure = measure_for(task, measure)
     options = dict(measure_options or {}) if task.impl.kind == "accel" else {}
     res = TaskResult(task, measure)
@@ -103,7 +105,8 @@ def tune_task(task, trials: int, log: TuningLog | None = None, strategy: str = "
     executor = executor or get_executor(1)
     try:
         first = [task.impl.default(task)] if seed_default else []
-        while len(res.history) < trials and not _stalled(res, early_stopping):
+        while len(res.history) < trials and not _stalled(res, early_stopping) and not (
+                stop_at is not None and res.best_cost is not None and res.best_cost <= stop_at):
             points = strat.propose(min(batch, trials - len(res.history)), measured)
             if first:
                 points = Strategy.fresh(first + points, measured, len(points) or 1)

@@ -49,6 +49,8 @@ class ModelGuidedStrategy(Strategy):
 
     def propose(self, n: int, measured: set) -> list[dict]:
         self._retrain()
+        if self.model.booster is None and not self._has_prior():
+            return self.space.sample(self.rng, n, exclude=measured)    # nothing to rank by
         if self.space.raw_size <= self.exhaustive_limit * 8 and \
                 len(self.space) <= self.exhaustive_limit:
             plan = self._score_all(measured)
@@ -59,6 +61,10 @@ class ModelGuidedStrategy(Strategy):
         keys = set(measured) | {point_key(p) for p in picked}
         picked += self.space.sample(self.rng, n - len(picked), exclude=keys)
         return picked
+
+    def _has_prior(self) -> bool:
+        tpl = self.task.impl
+        return self.model.use_prior and tpl.prior(self.task, tpl.default(self.task)) is not None
 
     def _score_all(self, measured: set) -> list:
         pool = [p for p in self.space.points() if point_key(p) not in measured]
