@@ -1,12 +1,13 @@
 """GEMM utilisation of every ResNet-18 conv layer after the first, 1 vs 2 virtual threads.
 
-    python bench/conv_utilization.py [--config default] [--top 3] [--no-tune] [--json F]
+    python bench/conv_utilization.py [--config default] [--tuning-log LOG] [--json F]
 
-For each distinct layer shape and thread count the knobs come from the tuner
-(compiler/tune): the cost model's ``--top`` candidates are run on the RTL backend (results
-cached in the tuning log, ~/.cache/vtalab/tune/) and the fastest is reported. Every run is
-checked bit for bit against the numpy reference. Prints a table, then one JSON line.
-Utilisation = ideal cycles (MACs / (BATCH*BLOCK_IN*BLOCK_OUT)) / measured cycles.
+For each distinct layer shape and thread count the knobs are the cost model's first
+choice among the points of the conv2d template with that thread count, or, with
+``--tuning-log``, the log's best such record (`vtalab tune` / bench/tune.py write
+them). Every run is on the RTL backend and checked bit for bit against numpy. Prints a
+table, then one JSON line. Utilisation = ideal cycles (MACs / (BATCH*BLOCK_IN*BLOCK_OUT))
+/ measured cycles.
 """
 from __future__ import annotations
 
@@ -14,52 +15,46 @@ import argparse
 import json
 import time
 
-# (channels, size, filters, kernel, stride, pad)
-LAYERS = [(64, 56, 64, 3, 1, 1), (64, 56, 128, 3, 2, 1), (64, 56, 128, 1, 2, 0),
-          (128, 28, 128, 3, 1, 1), (128, 28, 256, 3, 2, 1), (128, 28, 256, 1, 2, 0),
-          (256, 14, 256, 3, 1, 1), (256, 14, 512, 3, 2, 1), (256, 14, 512, 1, 2, 0),
-          (512, 7, 512, 3, 1, 1)]
+from tune import conv_tasks
+
 TARGET_3X3 = 0.90
 
 
-def measure_layer(cfg, dev, log, layer, vthreads, top, tune):
-    from vtalab.compiler.topi import Conv2dShape
-    from vtalab.compiler.tune import best_conv2d_knobs, conv2d_tune, rtl_measure
-    c, h, f, k, s, p = layer
-    sh = Conv2dShape(1, c, h, h, f, k, s, p)
-    measure = rtl_measure(cfg, sh, dev)
-    if tune:
-        knobs = conv2d_tune(cfg, sh, vthreads, measure, log, top=top)
-    else:
-        knobs = best_conv2d_knobs(cfg, sh, vthreads, log=log)
-    measure(knobs)                      # the reported run (checked against numpy)
-    counters = measure.last
+def measure_layer(cfg, task, vthreads, log, measurer):
+    tpl = task.impl
+    points = [p for p in tpl.space(task).points() if p["vthreads"] == vthreads]
+    tuned = [r for r in log.for_task(task) if r["knobs"]["vthreads"] == vthreads] \
+        if log is not None else []
+    point = min(tuned, key=lambda r: r["cost"])["knobs"] if tuned else \
+        min(points, key=lambda p: tpl.prior(task, p))
+    res = measurer.measure(task, point)
+    if res.error:
+        raise SystemExit(f"{task} {point}: {res.error}")
+    sh = tpl.shape(task)
     ideal = sh.macs // cfg.macs_per_cycle
+    c, h, f, k, s = sh.channels, sh.height, sh.filters, sh.kernel, sh.stride
     return {"layer": f"{h}x{h} {c}->{f} {k}x{k}/{s}", "vthreads": vthreads,
-            "knobs": str(knobs), "cycles": counters["cycles"], "ideal_cycles": ideal,
-            "utilization": ideal / counters["cycles"],
-            "gemm_uop_utilization": counters["gemm_utilization"]}
+            "knobs": str(tpl.knobs(task, point)), "cycles": int(res.cost),
+            "ideal_cycles": ideal, "utilization": ideal / res.cost,
+            "gemm_uop_utilization": res.detail.get("gemm_utilization")}
 
 
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="default")
-    parser.add_argument("--top", type=int, default=3, help="candidates measured per layer")
-    parser.add_argument("--no-tune", action="store_true", help="cost model / log only")
+    parser.add_argument("--tuning-log", help="take each layer's knobs from this log")
     parser.add_argument("--json", help="also write the JSON here")
     args = parser.parse_args(argv)
-    from vtalab.compiler.tune import TuningLog
-    from vtalab.runtime import open_device
+    from vtalab.compiler.tune import TuningLog, get_measurer
     from vtalab.spec import preset
     cfg = preset(args.config)
-    log = TuningLog.open(cfg)
+    log = TuningLog(args.tuning_log, readonly=True) if args.tuning_log else None
+    measurer = get_measurer("rtl")
     rows, t0 = [], time.perf_counter()
-    with open_device("rtl", cfg, dram_bytes=64 << 20) as dev:
-        for layer in LAYERS:
-            pair = [measure_layer(cfg, dev, log, layer, vt, args.top, not args.no_tune)
-                    for vt in (1, 2)]
-            rows.append(pair)
-            _print_row(pair)
+    for task in conv_tasks(cfg):
+        pair = [measure_layer(cfg, task, vt, log, measurer) for vt in (1, 2)]
+        rows.append(pair)
+        _print_row(pair)
     summary = _summary(rows)
     result = {"config": cfg.name, "wall_s": time.perf_counter() - t0, **summary,
               "layers": [r for pair in rows for r in pair]}
