@@ -60,17 +60,21 @@ def make_record(task, point: dict, measure: str, cost, error: str | None,
             "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-class TuningLog:
-    def __init__(self, path, readonly: bool = False):
+class AppendLog:
+    """JSON lines keyed by ``key(record)``: atomic appends, partial-line recovery, the
+    first record per key kept. The tuning log and the design-space sweep results are
+    both one of these."""
+
+    def __init__(self, path, key, readonly: bool = False, what: str = "log"):
         self.path = Path(path)
-        self.readonly = readonly
+        self.key, self.readonly, self.what = key, readonly, what
         self.records: list[dict] = []
         self._index: dict = {}
         self.skipped_lines = 0
         if self.path.exists():
             self._load()
         elif readonly:
-            raise CompileError(f"tuning log must be an existing file, not {self.path}")
+            raise CompileError(f"{what} must be an existing file, not {self.path}")
 
     def _load(self) -> None:
         data = self.path.read_bytes()
@@ -82,14 +86,13 @@ class TuningLog:
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
-                self._add(rec)
+                self._add(json.loads(line))
             except (ValueError, KeyError, TypeError) as exc:
-                raise CompileError(f"tuning log {self.path} line {n} must be a JSON record, "
+                raise CompileError(f"{self.what} {self.path} line {n} must be a JSON record, "
                                    f"not {line[:60]!r} ({exc})") from exc
 
     def _add(self, rec: dict) -> bool:
-        key = record_key(rec)
+        key = self.key(rec)
         if key in self._index:
             return False
         self._index[key] = rec
@@ -99,14 +102,14 @@ class TuningLog:
     def __len__(self) -> int:
         return len(self.records)
 
-    def find(self, task, point: dict, measure: str) -> dict | None:
-        return self._index.get((task.key, task.target, point_key(point), measure))
+    def get(self, key) -> dict | None:
+        return self._index.get(key)
 
     def append(self, rec: dict) -> bool:
-        """Append one record (False: a duplicate, not written)."""
+        """Append one record (False: its key is there already, nothing written)."""
         if self.readonly:
-            raise CompileError(f"tuning log {self.path} must be opened writable to append")
-        if record_key(rec) in self._index:
+            raise CompileError(f"{self.what} {self.path} must be opened writable to append")
+        if self.key(rec) in self._index:
             return False
         line = (json.dumps(rec, sort_keys=True) + "\n").encode()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -120,6 +123,14 @@ class TuningLog:
             os.close(fd)
         self._add(rec)
         return True
+
+
+class TuningLog(AppendLog):
+    def __init__(self, path, readonly: bool = False):
+        super().__init__(path, record_key, readonly, "tuning log")
+
+    def find(self, task, point: dict, measure: str) -> dict | None:
+        return self.get((task.key, task.target, point_key(point), measure))
 
     def for_task(self, task, ok_only: bool = True) -> list[dict]:
         return [r for r in self.records if r["task"] == task.key and r["target"] == task.target
