@@ -1,6 +1,7 @@
 """ResNet-18 end to end: compile time, functional-simulator run, RTL run, CPU fallback time.
 
-    python bench/resnet18.py [--input-size 224] [--config default] [--no-rtl] [--json F]
+    python bench/resnet18.py [--input-size 224] [--config default] [--no-rtl]
+                             [--tuning-log LOG] [--json F]
 
 Wall times are what the targets mean; CPU times (time.process_time) are printed next to
 them because a busy machine inflates wall time. Prints a per-layer table of the offloaded layers (cycles, ideal cycles, GEMM utilisation
@@ -43,6 +44,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--input-size", type=int, default=224)
     parser.add_argument("--config", default="default")
     parser.add_argument("--no-rtl", action="store_true")
+    parser.add_argument("--tuning-log", help="compile with the best records of this log")
     parser.add_argument("--json", help="also write the JSON here")
     args = parser.parse_args(argv)
     from vtalab.compiler.exec import compile_model
@@ -54,7 +56,8 @@ def main(argv=None) -> dict:
     shape = (1, 3, args.input_size, args.input_size)
     model = resnet18(args.input_size)
     t0, c0 = time.perf_counter(), time.process_time()
-    module = compile_model(model, args.config, calibration=random_samples(shape, 4))
+    module = compile_model(model, args.config, calibration=random_samples(shape, 4),
+                           tuning_log=args.tuning_log)
     compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     cfg = module.cfg
     x = random_samples(shape, 1, seed=100)[0]
@@ -62,7 +65,9 @@ def main(argv=None) -> dict:
     result = {"input": list(shape), "config": cfg.name, "compile_s": compile_s,
               "compile_cpu_s": compile_cpu_s,
               "compile_graph_s": module.stats["graph_seconds"],
-              "compile_lower_s": module.stats["lower_seconds"]}
+              "compile_lower_s": module.stats["lower_seconds"],
+              "tuning_log": args.tuning_log,
+              "tuned_tasks": len(module.stats.get("tuning", {}).get("used", {}))}
     with open_device("fsim", cfg, dram_bytes=_dram_need(module)) as dev:
         t0 = time.perf_counter()
         first, _ = module.run(x, device=dev)

@@ -1,2 +1,2 @@
 """Every tunable template registers itself here (compiler/tune/task.py `register`)."""
-from . import accel, cpu  # noqa: F401
+from . import accel, alu, cpu  # noqa: F401

@@ -113,3 +113,16 @@ def test_executor_retries_a_killed_worker_and_times_out_a_hung_one(tmp_path):
     assert got[3].error == "timeout after 8 s"
     assert [got[i].value for i in (0, 2, 4)] == [("ok", 1), ("ok", 2), ("ok", 3)]
     assert np.all([got[i].error is None for i in (0, 1, 2, 4)])
+
+
+@pytest.mark.parametrize("op,broadcast,shift", [("add", False, 3), ("mul", True, 0),
+                                                ("min", True, 2)])
+def test_alu_elementwise_points_match_the_reference(op, broadcast, shift):
+    from vtalab.compiler.tune.templates.alu import elementwise_task
+    task = elementwise_task(preset("tiny"), 24, op, broadcast, shift)
+    m = get_measurer("model")
+    points = task.impl.space(task).points()
+    assert len(points) > 6
+    for p in points:
+        res = m.measure(task, p)
+        assert res.error is None and res.cost > 0
