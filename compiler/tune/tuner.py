@@ -92,7 +92,7 @@ def tune_task(task, trials: int, log: TuningLog | None = None, strategy: str = "
     never worse than what compiling without a log gives. ``stop_at``: stop once a cost
     at or below it was measured (benchmarks)."""
     measure = measure_for(task, measure)
-    options = dict(measure_options or {}) if task.impl.kind == "accel" else {}
+    options = dict((measure_options or {}).get(measure, measure_options or {}))
     res = TaskResult(task, measure)
     if log is not None:
         res.history = [(r["knobs"], r["cost"] if r["error"] is None else None)

@@ -80,6 +80,14 @@ class CpuTemplate(Template):
     def target_key(self, cfg) -> str:
         return host_fingerprint()
 
+    def describe(self, task: Task) -> str:
+        """The template and its workload, compactly: ``cpu.dense M=16 K=512 N=1000 ...``."""
+        def short(v):
+            return "x".join(map(str, v)) if isinstance(v, list) else str(v)
+        args = task.args
+        return f"{self.name} " + " ".join(f"{k}={short(args[k])}" for k in sorted(args)
+                                          if args[k] not in (False, None))
+
     def func(self, task: Task, point: dict):
         """The lowered PrimFunc of ``point`` (not compiled)."""
         raise NotImplementedError
