@@ -25,20 +25,27 @@ class UntunedWarning(UserWarning):
     """A task was compiled with its default knobs because the log has no record of it."""
 
 
-class ApplyBest:
-    def __init__(self, log, warn: bool = True):
-        self.log = log if isinstance(log, TuningLog) else TuningLog(log, readonly=True)
-        self.warn = warn
-        self.used: dict = {}
-        self.untuned: list = []
-        self._token = None
+class _Choices:
+    """A context that answers `lookup(task)` for the code compiled or run inside it."""
+    _token = None
 
-    def __enter__(self) -> "ApplyBest":
+    def __enter__(self):
         self._token = _ACTIVE.set(self)
         return self
 
     def __exit__(self, *exc) -> None:
         _ACTIVE.reset(self._token)
+
+    def lookup(self, task: Task) -> dict | None:
+        raise NotImplementedError
+
+
+class ApplyBest(_Choices):
+    def __init__(self, log, warn: bool = True):
+        self.log = log if isinstance(log, TuningLog) else TuningLog(log, readonly=True)
+        self.warn = warn
+        self.used: dict = {}
+        self.untuned: list = []
 
     def lookup(self, task: Task) -> dict | None:
         record = self.log.best(task)
@@ -53,21 +60,13 @@ class ApplyBest:
         return dict(record["knobs"])
 
 
-class Recorded:
+class Recorded(_Choices):
     """The choices a module recorded at compile time (``stats["tuning"]["used"]``): the
     runner builds its lazily created CPU kernels under this, so a saved module runs with
     the knobs it was compiled with, log or no log."""
 
     def __init__(self, used: dict):
         self.used = used
-        self._token = None
-
-    def __enter__(self) -> "Recorded":
-        self._token = _ACTIVE.set(self)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        _ACTIVE.reset(self._token)
 
     def lookup(self, task: Task) -> dict | None:
         rec = self.used.get(task.key)
