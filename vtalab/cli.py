@@ -117,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     from vtalab import tune_cli
     tune_cli.add_parser(sub)
 
+    from vtalab import dse_cli
+    dse_cli.add_parser(sub)
+
     run = sub.add_parser("run", help="run a module (.vtl) or an ONNX model on a backend")
     run.add_argument("model", help="MODEL.vtl, or MODEL.onnx (compiled first)")
     run.add_argument("--input", required=True, metavar="X.npy", help="the model's input")
