@@ -56,6 +56,7 @@ from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS
+from vtalab.spec.timing import EXEC_FRONT, WRITE_STAGE
 
 from . import pipe_hazard
 from .alu_stages import AluStages
@@ -64,9 +65,8 @@ from .gemm_tree import GemmTree
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
-#: stage of the accumulator write (15 cycles after the micro-op leaves the loop generator:
-#: stages 1, 1a, 1r, 1b, 1c, 1d, 2..10)
-WRITE_STAGE = 10
+# WRITE_STAGE (the accumulator write) and EXEC_FRONT (the registers in front of stage 2)
+# live in spec/timing.py, where the cost models read the pipe's latency from them
 ACCUMULATE_STAGE = WRITE_STAGE - 1
 #: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..10)
 FORWARD_DEPTH = WRITE_STAGE - 2
@@ -208,9 +208,9 @@ class ExecPipe(wiring.Component):
         offs1a, offs1r = ([Signal.like(o, name=f"{n}_off{s}", reset_less=True)
                            for o, n in zip(offs1, names)] for s in ("1a", "1r"))
         valid1, valid1a, valid1r, valid1c, valid1d = (Signal(name=f"valid{s}")
-                                                      for s in ("1", "1a", "1r", "1c", "1d"))
+                                                      for s in EXEC_FRONT)
         op1, op1a, op1r, op1c, op1d = (Signal(op_layout(), name=f"op{s}", reset_less=True)
-                                       for s in ("1", "1a", "1r", "1c", "1d"))
+                                       for s in EXEC_FRONT)
         word1a, word1r = (Signal.like(self.uop_read.data, name=f"uop{s}", reset_less=True)
                           for s in ("1a", "1r"))
         m.d.comb += [self.uop_read.addr.eq(self.uop_addr), self.uop_read.en.eq(moving)]

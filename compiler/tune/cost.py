@@ -19,15 +19,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vtalab.spec import Config
+from vtalab.spec import timing
 
 from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
 
-INSN = 4          # cycles per extra compute instruction
-DRAIN = 49        # GEMM pipeline depth: waited for on token pushes (write 15 cycles in)
-LOAD_SETUP = 31   # per LOAD instruction (request latency incl. the request slice, the burst
-                  # staging register, the R-channel and response slices, the registered
-                  # SRAM write; not overlapped)
+# The hardware's latencies plus the model's fitted offsets, from spec/timing.py (the same
+# for every preset): never numbers copied from hw/.
+INSN = timing.INSN_CYCLES                # per extra compute instruction
+DRAIN = timing.DRAIN_CYCLES              # per GEMM that pushes a token: the exec pipe's drain
+LOAD_SETUP = timing.LOAD_SETUP_CYCLES    # per LOAD instruction (the read path's registers and
+                                         # the DRAM's latency; not overlapped)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def cache_root() -> Path:
 
 def _hashed_files() -> list[Path]:
     files = sorted((PACKAGE / "hw").glob("*.py"))
-    files += [PACKAGE / "spec" / n for n in ("config.py", "isa.py", "regs.py")]
+    files += [PACKAGE / "spec" / n for n in ("config.py", "isa.py", "regs.py", "timing.py")]
     files += sorted(HERE.glob("*.cpp")) + [HERE / "codegen.py"]   # flags: see source_hash
     return files
 
