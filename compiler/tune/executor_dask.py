@@ -54,7 +54,7 @@ class DaskExecutor(Executor):
                 with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
                     self._cluster = distributed.LocalCluster(
                         n_workers=self.n_workers, threads_per_worker=1, processes=True,
-                        dashboard_address=None, silence_logs=logging.ERROR)
+                        dashboard_address=":0", silence_logs=logging.ERROR)
                 self._client = distributed.Client(self._cluster)
             else:
                 self._client = distributed.Client(self.address, timeout=30)

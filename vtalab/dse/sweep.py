@@ -11,6 +11,7 @@ resume runs it again. Only this process appends to the log.
 """
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import time
@@ -84,7 +85,9 @@ def open_log(out_dir: Path, resume: bool) -> SweepLog:
 
 def run_sweep(spec: DseSpec, out_dir, executor=None, jobs: int = 1,
               scheduler: str | None = None, resume: bool = False,
-              progress: bool = True) -> SweepSummary:
+              progress: bool = True, evaluate=evaluate_point) -> SweepSummary:
+    """Run (or resume) the sweep into ``out_dir``; ``evaluate`` is the work item
+    function (a top-level function the executor's workers can import)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     log = open_log(out_dir, resume)
@@ -100,11 +103,11 @@ def run_sweep(spec: DseSpec, out_dir, executor=None, jobs: int = 1,
         executor = get_sweep_executor(jobs, scheduler, spec.timeout_s)
     try:
         if spec.strategy == "xgb":
-            _search(spec, log, executor, summary, progress)
+            _search(spec, log, executor, summary, progress, evaluate)
         else:
             points = [p for p, _ in plan.points]
             _run_points(spec, points, rtl_sample(spec, points), log, executor, summary,
-                        Progress(len(points), progress))
+                        Progress(len(points), progress), evaluate)
     finally:
         if own:
             executor.close()
@@ -142,7 +145,7 @@ def _item(spec: DseSpec, point: dict, sampled: set, log: SweepLog):
     return make_item(spec, point, cfg, todo, missing, area)
 
 
-def _run_points(spec, points, sampled, log, executor, summary, bar) -> list:
+def _run_points(spec, points, sampled, log, executor, summary, bar, evaluate) -> list:
     """Evaluate the points not complete in the log; returns (point, records) pairs."""
     items, owners, done = [], [], []
     for point in points:
@@ -154,7 +157,7 @@ def _run_points(spec, points, sampled, log, executor, summary, bar) -> list:
         else:
             items.append(item)
             owners.append(point)
-    for index, outcome in executor.map(evaluate_point, items):
+    for index, outcome in executor.map(evaluate, items):
         point, label = owners[index], check_point(spec, owners[index])[0].name
         if outcome.error is not None:
             summary.failed.append((label, outcome.error))
@@ -195,19 +198,36 @@ def objective(spec: DseSpec, log: SweepLog, point: dict) -> float | None:
     return latency_us * max(1, dsp) if dsp is not None else None
 
 
-def _search(spec: DseSpec, log: SweepLog, executor, summary, progress: bool) -> None:
-    """Model-guided: propose a batch, evaluate it, observe the objective, repeat."""
+def _search(spec: DseSpec, log: SweepLog, executor, summary, progress: bool,
+            evaluate) -> None:
+    """Model-guided: propose a batch, evaluate it, observe the objective, repeat. Points
+    of this space already in the log are observed first and count against the budget."""
     search = ConfigSearch(spec)
-    measured: dict = {}
-    bar = Progress(spec.budget, progress)
-    first = set()
+    measured = _resumed(spec, log)
+    search.observe([(dict(json.loads(k)), c) for k, c in measured.items()])
+    summary.skipped = len(measured)
+    bar = Progress(spec.budget - len(measured), progress)
+    first = set(list(measured)[:spec.rtl_sample])
     while len(measured) < spec.budget:
         batch = search.propose(min(spec.batch, spec.budget - len(measured)), set(measured))
         if not batch:
             break                                    # every runnable point is measured
         if len(first) < spec.rtl_sample:
             first |= {point_key(p) for p in batch[:spec.rtl_sample - len(first)]}
-        _run_points(spec, batch, first, log, executor, summary, bar)
+        _run_points(spec, batch, first, log, executor, summary, bar, evaluate)
         results = [(p, objective(spec, log, p)) for p in batch]
         measured.update((point_key(p), c) for p, c in results)
         search.observe(results)
+
+
+def _resumed(spec: DseSpec, log: SweepLog) -> dict:
+    """point key -> objective of the points of this space the log already holds."""
+    found: dict = {}
+    for rec in log.records:
+        point = rec["point"]
+        if rec["kind"] != "workload" or sorted(point) != sorted(spec.sweep):
+            continue
+        key = point_key(point)
+        if key not in found and check_point(spec, point)[1] is None:
+            found[key] = objective(spec, log, point)
+    return found
