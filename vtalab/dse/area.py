@@ -6,7 +6,7 @@
   it matched nextpnr exactly on the ULX3S builds);
 - ``synth``: Yosys only (``synth_ecp5`` on the same board top as ``vtalab build``: the
   same collision attributes and block-RAM output-register packing), about a minute for a
-  ULX3S-sized core: LUTs (LUT4 plus two per carry cell and per distributed-RAM cell, as
+  ULX3S-sized core: LUTs (LUT4, two per carry cell, four per 16x4 distributed RAM, as
   nextpnr packs them), FFs, DSPs, block RAMs; no Fmax without placement;
 - ``pnr``: the full open flow (fpga/build.py ``build_board``: place, route, pack; minutes):
   utilisation and the achieved Fmax, and a bitstream.
@@ -31,7 +31,7 @@ from vtalab.spec.errors import VtaError
 
 from .spec import DseError
 
-SYNTH_LUT_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 2}
+SYNTH_LUT_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4}
 
 
 def cache_root() -> Path:
