@@ -51,6 +51,12 @@ def _feature_row(task, point: dict, use_prior: bool) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32)
 
 
+def model_key(task) -> tuple:
+    """Tasks that can share a model: same template and the same knob features (a template
+    may give workloads of different kinds different knobs, e.g. global vs windowed pools)."""
+    return task.template, tuple(task.impl.space(task).feature_names())
+
+
 def relevance(costs: list) -> np.ndarray:
     """Integer relevance per trial of one task: 0 for failures, up to RELEVANCE_LEVELS-1
     for the best (proportional to best / cost)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from .executor import Executor, get_executor
 from .log import TuningLog, make_record
 from .measure import MeasureResult, default_measure, get_measurer
-from .model import CostModel
+from .model import CostModel, model_key
 from .space import point_key
 from .strategy import Strategy, get_strategy
 
@@ -137,9 +137,10 @@ def _make_strategy(name, task, seed, history, models, options):
         return get_strategy(name, task, seed, **options)
     models = models if models is not None else {}
     use_prior = options.get("use_prior", True)
-    model = models.get((task.template, use_prior))
+    key = (model_key(task), use_prior)
+    model = models.get(key)
     if model is None:
-        model = models[(task.template, use_prior)] = CostModel(
+        model = models[key] = CostModel(
             task.impl, use_prior=use_prior, seed=seed)
     return get_strategy(name, task, seed, model=model, history=history, **options)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model import CostModel
+from ..model import CostModel, model_key
 from ..space import point_key
 from .base import Strategy, register_strategy
 
@@ -43,7 +43,8 @@ class ModelGuidedStrategy(Strategy):
 
     def _retrain(self) -> None:
         if self.dirty:
-            same = [s for s in self.history if s[0].template == self.task.template]
+            mine = model_key(self.task)
+            same = [s for s in self.history if model_key(s[0]) == mine]
             self.model.fit(same)
             self.dirty = False
 
