@@ -77,3 +77,16 @@ def test_default_point_is_measured_first():
 
 def test_strategy_names():
     assert {"grid", "random", "xgb"} <= set(strategy_names())
+
+
+def test_tasks_of_one_template_with_different_knobs_tune_together():
+    pytest.importorskip("llvmlite", reason="CPU kernels need llvmlite")
+    from vtalab.compiler.tune import tune
+    from vtalab.compiler.tune.templates.cpu import pool_task
+    tasks = [pool_task("global_avg", (1, 16, 7, 7)), pool_task("max", (1, 8, 16, 16), kernel=3,
+                                                                stride=2, padding=1)]
+    assert tasks[0].impl.space(tasks[0]).feature_names() != \
+        tasks[1].impl.space(tasks[1]).feature_names()
+    results = tune(tasks, trials=6, strategy="xgb", batch=2, progress=False,
+                   measure_options={"repeat": 1, "min_repeat_ms": 1})
+    assert all(r.best_cost is not None and r.errors == 0 for r in results)
