@@ -118,7 +118,9 @@ def _run(module, x, backend: str, check: bool, timing: dict):
         outs, profile = module.run(x, device=dev)
     timing[f"{backend}_s"] = round(time.perf_counter() - start, 3)
     if check:
+        start = time.perf_counter()
         _check(module, x, outs, backend)
+        timing[f"{backend}_check_s"] = round(time.perf_counter() - start, 3)
     return profile
 
 
