@@ -35,7 +35,9 @@ def test_snapshot(name):
     cfg_name, (sch, args) = WORKLOADS[name]()
     text = "\n".join(build(sch, preset(cfg_name), args).disasm()) + "\n"
     path = SNAPSHOTS / f"{name}.txt"
-    if os.environ.get("VTALAB_UPDATE_SNAPSHOTS") or not path.exists():
+    if os.environ.get("VTALAB_UPDATE_SNAPSHOTS"):
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
+    assert path.exists(), (f"snapshot {path} must exist, not be missing: write it with "
+                           f"VTALAB_UPDATE_SNAPSHOTS=1 and review it")
     assert text == path.read_text(), f"codegen changed {name}; diff against {path}"
