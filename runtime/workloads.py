@@ -13,7 +13,7 @@ import numpy as np
 
 from vtalab.spec import Config
 from vtalab.spec.errors import ProgramError
-from vtalab.spec.isa import AluOp
+from vtalab.spec.isa import AluOp, wrap_signed
 
 from .builder import ProgramBuilder
 from .layout import pack, unpack
@@ -50,10 +50,12 @@ def choose_tiles(cfg: Config, mb: int, kb: int, nb: int, vthreads: int = 1) -> M
     return best[1]
 
 
-def matmul_reference(a: np.ndarray, w: np.ndarray, bias: np.ndarray, shift: int) -> np.ndarray:
-    """What the accelerator computes, in plain numpy (int32 wrap-around, arithmetic shift)."""
+def matmul_reference(a: np.ndarray, w: np.ndarray, bias: np.ndarray, shift: int,
+                     acc_bits: int = 32) -> np.ndarray:
+    """What the accelerator computes, in plain numpy (wrap-around at ``acc_bits``,
+    arithmetic shift)."""
     acc = (a.astype(np.int64) @ w.astype(np.int64).T + bias.astype(np.int64))
-    acc = ((acc + 2**31) % 2**32 - 2**31) >> shift
+    acc = wrap_signed(acc, acc_bits) >> shift
     return np.clip(acc, -128, 127).astype(np.int8)
 
 

@@ -34,6 +34,19 @@ ALU_OPCODE_BITS = 3
 ALU_IMM_BITS = 16
 
 
+def imm_range() -> tuple[int, int]:
+    """(lowest, highest) value of the ALU's signed immediate."""
+    half = 1 << (ALU_IMM_BITS - 1)
+    return -half, half - 1
+
+
+def wrap_signed(values, bits: int):
+    """Integers (numpy int64 arrays or ints) reduced to signed ``bits``-bit two's
+    complement, as the accumulator wraps (``bits`` = ``cfg.acc_bits``)."""
+    half = 1 << (bits - 1)
+    return ((values + half) & ((1 << bits) - 1)) - half
+
+
 class Opcode(enum.IntEnum):
     LOAD = 0
     STORE = 1

@@ -38,7 +38,7 @@ def run_demo(config="default", backend: str = "fsim", size=(64, 256, 256), seed:
         counters = program.run(device)
         seconds = time.perf_counter() - start
         result = matmul.result(bufs)
-    expected = matmul_reference(a, w, bias, shift)
+    expected = matmul_reference(a, w, bias, shift, cfg.acc_bits)
     _report(echo, matmul, program, counters, seconds)
     mismatches = int(np.count_nonzero(result != expected))
     if mismatches:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.isa import imm_range
 
 from ..errors import CompileError
 from ..graph.ir import Graph, Node
@@ -72,9 +73,10 @@ def _bound(node: Node, key: str, trivial: int) -> int | None:
     value = node.attr(key)
     if value is None or int(value) == trivial:
         return None
-    if not -(1 << 15) <= int(value) < (1 << 15):
-        raise Unsupported(f"{key} of {node.name} must fit the ALU's 16-bit immediate, "
-                          f"not {value}")
+    lo, hi = imm_range()
+    if not lo <= int(value) <= hi:
+        raise Unsupported(f"{key} of {node.name} must be in {lo}..{hi} (the ALU's signed "
+                          f"immediate), not {value}")
     return int(value)
 
 

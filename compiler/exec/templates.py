@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.isa import imm_range
 
 from .. import te
 from ..errors import LoweringError
@@ -133,8 +134,9 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
         value = shifted(value, amount, f"shift{k}")
     lo, hi = ep.lo, ep.hi
     for bound in (lo, hi):
-        if bound is not None and not -(1 << 15) <= bound < (1 << 15):
-            raise LoweringError(f"clip bound must fit the ALU's 16-bit immediate, not {bound}")
+        if bound is not None and not imm_range()[0] <= bound <= imm_range()[1]:
+            raise LoweringError(f"clip bound must be in {imm_range()[0]}..{imm_range()[1]} (the "
+                                f"ALU's signed immediate), not {bound}")
 
     def requant(*i):
         v = value(*i)

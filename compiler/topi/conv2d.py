@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.isa import wrap_signed
 
 from .. import te
 from ..errors import ShapeError
@@ -165,8 +166,9 @@ def schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out,
     return s
 
 
-def conv2d_reference(data, kernel, bias, sh: Conv2dShape, rq: Requant) -> np.ndarray:
-    """numpy int8 reference on the packed layouts."""
+def conv2d_reference(data, kernel, bias, sh: Conv2dShape, rq: Requant,
+                     acc_bits: int = 32) -> np.ndarray:
+    """numpy int8 reference on the packed layouts (sums wrap to ``acc_bits``)."""
     P, S, K = sh.pad, sh.stride, sh.kernel
     oh, ow = sh.out_hw
     d = np.pad(data.astype(np.int64), ((0, 0), (0, 0), (P, P), (P, P), (0, 0), (0, 0)))
@@ -177,7 +179,7 @@ def conv2d_reference(data, kernel, bias, sh: Conv2dShape, rq: Requant) -> np.nda
             win = d[:, :, kh:kh + S * oh:S, kw:kw + S * ow:S]
             acc += np.einsum("ncHWbi,ocpi->noHWbp",
                              win, kernel[:, :, kh, kw].astype(np.int64))
-    acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    acc = wrap_signed(acc, acc_bits).astype(np.int32)
     b = bias[None, :, None, None] if (bias is not None and rq.bias) else None
     return rq.numpy(acc, b)
 

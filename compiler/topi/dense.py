@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.isa import wrap_signed
 
 from .. import te
 from ..errors import ShapeError
@@ -91,8 +92,8 @@ def schedule_dense(cfg, data, weight, acc, stages, operands, out, kn: DenseKnobs
     return s
 
 
-def dense_reference(data, weight, bias, rq: Requant) -> np.ndarray:
-    """numpy int8 reference on the packed layouts (wrapping int32 accumulation)."""
+def dense_reference(data, weight, bias, rq: Requant, acc_bits: int = 32) -> np.ndarray:
+    """numpy int8 reference on the packed layouts (sums wrap to ``acc_bits``)."""
     acc = np.einsum("mkxi,nkyi->mnxy", data.astype(np.int64), weight.astype(np.int64))
-    acc = ((acc + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    acc = wrap_signed(acc, acc_bits).astype(np.int32)
     return rq.numpy(acc, bias[None] if (bias is not None and rq.bias) else None)

@@ -24,7 +24,7 @@ from ...topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..cost import conv2d_cycles, fits
 from ..space import Choice, Space, Split
 from ..task import Task, Template, register
-from .epilogue import VEC, epilogue_inputs, epilogue_reference, wrap32
+from .epilogue import VEC, epilogue_inputs, epilogue_reference, wrap
 
 
 def _epilogue(task: Task):
@@ -178,8 +178,9 @@ class Conv2dTemplate(AccelTemplate):
             for kw in range(K):
                 win = d[:, :, kh:kh + S * (oh - 1) + 1:S, kw:kw + S * (ow - 1) + 1:S]
                 acc = acc + np.einsum("ncHWbi,ocpi->noHWbp", win, w[:, :, kh, kw])
-        return epilogue_reference(wrap32(acc), inputs, _epilogue(task),
-                                  lambda v: v[None, :, None, None])
+        bits = task.cfg.acc_bits
+        return epilogue_reference(wrap(acc, bits), inputs, _epilogue(task),
+                                  lambda v: v[None, :, None, None], bits)
 
 
 class DenseTemplate(AccelTemplate):
@@ -244,7 +245,9 @@ class DenseTemplate(AccelTemplate):
     def reference(self, task: Task, inputs: dict) -> np.ndarray:
         acc = np.einsum("mkxi,nkyi->mnxy", inputs["data"].astype(np.int64),
                         inputs["weight"].astype(np.int64))
-        return epilogue_reference(wrap32(acc), inputs, _epilogue(task), lambda v: v[None])
+        bits = task.cfg.acc_bits
+        return epilogue_reference(wrap(acc, bits), inputs, _epilogue(task), lambda v: v[None],
+                                  bits)
 
 
 CONV2D = register(Conv2dTemplate())

@@ -82,7 +82,8 @@ class ElementwiseTemplate(AccelTemplate):
         b = inputs["b"]
         if task.args["broadcast"]:
             b = np.broadcast_to(b, inputs["a"].shape)
-        return elementwise_reference(inputs["a"], b, task.args["op"], self.rq(task))
+        return elementwise_reference(inputs["a"], b, task.args["op"], self.rq(task),
+                                     task.cfg.acc_bits)
 
 
 ELEMENTWISE = register(ElementwiseTemplate())

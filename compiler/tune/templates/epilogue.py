@@ -1,23 +1,24 @@
 """Seeded operands and the numpy reference of a fused requantisation epilogue
-(compiler/exec/templates.py `Epilogue`), on int64 values wrapped to int32 at every step
-as the accumulator does."""
+(compiler/exec/templates.py `Epilogue`), on int64 values wrapped to the accumulator width
+at every step as the accumulator does."""
 from __future__ import annotations
 
 import numpy as np
 
+from vtalab.spec.isa import wrap_signed
+
 VEC = "vec"
 
 
-def wrap32(values) -> np.ndarray:
-    v = np.asarray(values, np.int64)
-    return ((v + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int64)
+def wrap(values, bits: int) -> np.ndarray:
+    return wrap_signed(np.asarray(values, np.int64), bits)
 
 
-def _shift(v: np.ndarray, amount) -> np.ndarray:
+def _shift(v: np.ndarray, amount, bits: int) -> np.ndarray:
     """The ALU's SHR: right for a non-negative amount, left (wrapping) for a negative one."""
     amount = np.asarray(amount, np.int64)
     right = v >> np.maximum(amount, 0)
-    left = wrap32(v << np.maximum(-amount, 0))
+    left = wrap(v << np.maximum(-amount, 0), bits)
     return np.where(amount >= 0, right, left)
 
 
@@ -40,9 +41,9 @@ def epilogue_inputs(ep, out_shape: tuple, vec_shape: tuple, rng) -> dict:
     return ins
 
 
-def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand) -> np.ndarray:
-    """int8 output of ``acc`` (int32 values in int64) through the epilogue; ``expand``
-    broadcasts a per-channel vector against ``acc``."""
+def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand, bits: int) -> np.ndarray:
+    """int8 output of ``acc`` (``bits``-bit accumulator values in int64) through the
+    epilogue; ``expand`` broadcasts a per-channel vector against ``acc``."""
     def amount(prefix, k, step):
         return expand(ins[f"{prefix}{k}"].astype(np.int64)) if step == VEC else step
 
@@ -51,16 +52,16 @@ def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand) -> np.ndarray:
         if ep.residual_gemm:
             res = ins["residual"].astype(np.int64)
             eye = ins["residual_eye"][0, 0].astype(np.int64)
-            aligned = wrap32(np.einsum("...k,yk->...y", res, eye))
+            aligned = wrap(np.einsum("...k,yk->...y", res, eye), bits)
         else:
             aligned = ins["residual"].astype(np.int64)
         for k, step in enumerate(ep.residual_shifts):
-            aligned = _shift(aligned, amount("rshift", k, step))
-        value = wrap32(value + aligned)
+            aligned = _shift(aligned, amount("rshift", k, step), bits)
+        value = wrap(value + aligned, bits)
     if ep.bias:
-        value = wrap32(value + expand(ins["bias"].astype(np.int64)))
+        value = wrap(value + expand(ins["bias"].astype(np.int64)), bits)
     for k, step in enumerate(ep.shifts):
-        value = _shift(value, amount("shift", k, step))
+        value = _shift(value, amount("shift", k, step), bits)
     if ep.hi is not None:
         value = np.minimum(value, ep.hi)
     if ep.lo is not None:

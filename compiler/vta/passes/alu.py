@@ -10,7 +10,7 @@ int8 bounds) becomes one SAT micro-op (``fuse_sat``).
 from __future__ import annotations
 
 from vtalab.spec import Config
-from vtalab.spec.isa import sat_imm
+from vtalab.spec.isa import imm_range, sat_imm
 
 from ...errors import LoweringError
 from ...ir.arith import same
@@ -174,8 +174,9 @@ def _operation(op: str, operand, cfg: Config):
         if op not in ("add", "mul", "min", "max", "shr"):
             raise LoweringError(f"ALU operation must be add, sub, mul, min, max or a shift, "
                                 f"not {op}")
-        if not -(1 << 15) <= v < (1 << 15):
-            raise LoweringError(f"ALU immediate must fit 16 signed bits, not {v}")
+        if not imm_range()[0] <= v <= imm_range()[1]:
+            raise LoweringError(f"ALU immediate must be in {imm_range()[0]}..{imm_range()[1]} "
+                                f"(the ALU's signed immediate), not {v}")
         return op, v
     if isinstance(operand, Load) and operand.buffer.scope == "acc":
         if op not in ("add", "mul", "min", "max", "shr"):
