@@ -8,11 +8,5 @@ from .errors import FpgaError, ResourceError
 
 __all__ = ["BOARDS", "Board", "board_names", "get_board", "FpgaError", "ResourceError"]
 
-
-def _register_backend() -> None:
-    from vtalab.runtime.device import _BACKENDS, register_backend
-    if "fpga" not in _BACKENDS:
-        register_backend("fpga", "vtalab.fpga.driver:open_device")
-
-
-_register_backend()
+# The "fpga" device backend is declared as an entry point ("vtalab.backends" in
+# pyproject.toml): the runtime finds it without importing this package.

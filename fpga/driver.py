@@ -159,8 +159,3 @@ def open_device(cfg: "Config | str | None" = None, **options) -> FpgaDevice:
         return open_uart_board(cfg, **options)
     return open_board(cfg, **options)
 
-
-def register_fpga_backend() -> None:
-    """Add the "fpga" backend to the runtime's registry."""
-    from vtalab.runtime.device import register_backend
-    register_backend("fpga", "vtalab.fpga.driver:open_device")

@@ -203,11 +203,26 @@ def _as_bytes(data) -> np.ndarray:
 
 # ---- registry ---------------------------------------------------------------------------
 
+#: the runtime's own backends; others (the board driver in vtalab.fpga, or a package of
+#: someone else's) arrive through the "vtalab.backends" entry-point group or
+#: `register_backend`, so the runtime names no layer above it
 _BACKENDS: dict[str, "str | Callable[..., DeviceBase]"] = {
     "fsim": "vtalab.runtime.fsim_device:FsimDevice",
-    "fpga": "vtalab.fpga.driver:open_device",
     "rtl": "vtalab.runtime.rtl_device:RtlDevice",
 }
+ENTRY_POINT_GROUP = "vtalab.backends"
+_PLUGINS_LOADED = []
+
+
+def _load_plugins() -> None:
+    """Backends declared by installed packages (``[project.entry-points."vtalab.backends"]``
+    ``name = "module:factory"``), read once; a registered name is not replaced."""
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED.append(True)
+    from importlib.metadata import entry_points
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        _BACKENDS.setdefault(ep.name, ep.value)
 
 
 def register_backend(name: str, factory: "str | Callable[..., DeviceBase]") -> None:
@@ -221,11 +236,13 @@ def register_backend(name: str, factory: "str | Callable[..., DeviceBase]") -> N
 
 
 def backend_names() -> list[str]:
+    _load_plugins()
     return sorted(_BACKENDS)
 
 
 def open_device(backend: str = "fsim", cfg: "Config | str | None" = None, **options) -> Device:
     """Open a device of the named backend for ``cfg`` (a Config, preset name or file)."""
+    _load_plugins()
     try:
         factory = _BACKENDS[backend]
     except (KeyError, TypeError):
