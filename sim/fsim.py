@@ -1,10 +1,11 @@
 """The bit-exact functional simulator: DRAM, SRAM buffers, three modules, four token queues.
 
-Instructions are dispatched to the load, compute and store modules exactly as the fetch
-unit does; each module runs its instructions in order, and a module's next instruction
-runs only when the tokens it pops are available and the queues it pushes have room. Among
-the modules that can run, the earliest instruction in program order goes first. A legal
-program's results do not depend on that choice.
+Instructions run in program order, which is the one schedule every legal program allows
+(spec/legality.py: each pop finds a token an earlier instruction pushed), so a legal
+program's results are those of any order the tokens allow. A program that breaks a
+program-order rule runs up to the instruction that breaks it, which then raises, as the
+hardware's fetch unit stops there; an access outside an SRAM buffer or the DRAM raises at
+its instruction. Every error names the instruction's index.
 """
 from __future__ import annotations
 
@@ -13,26 +14,25 @@ from collections import OrderedDict
 import numpy as np
 
 from vtalab.spec import Config, Isa
-from vtalab.spec.errors import DeadlockError, SimError, TokenError
-from vtalab.spec.isa import (INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn,
-                             module_of)
+from vtalab.spec.errors import SimError
+from vtalab.spec.isa import INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn
+from vtalab.spec.legality import first_violation, insn_name, words_of
 
 from .blas import single_threaded_blas
 from .compute import ComputeUnit
 from .dram import tile_view
 from .memops import LoadPlan, StorePlan, is_load
-from .queues import TokenQueues, token_actions
 from .state import SramState
 
 DEFAULT_DRAM_BYTES = 64 << 20
-PROGRAM_CACHE_SIZE = 256       # decoded, scheduled programs kept per simulator
+PROGRAM_CACHE_SIZE = 256       # decoded, checked programs kept per simulator
 MEM_PLAN_CACHE_SIZE = 1 << 16
 
 
 class FunctionalSimulator:
     """Runs programs on a flat DRAM (``self.dram``, uint8) and the SRAMs (``self.sram``).
 
-    A program fetched from DRAM is decoded and scheduled once and cached under its bytes;
+    A program fetched from DRAM is decoded and checked once and cached under its bytes;
     LOAD/STORE plans are cached under their instruction, GEMM/ALU plans (in the compute
     unit) under their instruction and micro-op words. Runs of a cached program only move
     and compute data.
@@ -62,7 +62,7 @@ class FunctionalSimulator:
         code = self._fetch_bytes(insn_addr, insn_count)
         prepared = self._programs.get(code)
         if prepared is None:
-            prepared = _Prepared(self.cfg, self.isa.decode_program(code))
+            prepared = _Prepared(self.cfg, words_of(code))
             if len(self._programs) >= PROGRAM_CACHE_SIZE:
                 self._programs.popitem(last=False)
             self._programs[code] = prepared
@@ -80,11 +80,15 @@ class FunctionalSimulator:
         handlers = {MemInsn: self._memop, GemmInsn: self.compute.gemm,
                     AluInsn: self.compute.alu, FinishInsn: _nothing}
         with single_threaded_blas():
-            if prepared.order is None:      # runs up to the deadlock, then raises it
-                for _, insn in schedule(prepared.insns):
+            for index, insn in enumerate(prepared.insns):
+                try:
                     handlers[type(insn)](insn)
-            for insn in prepared.ordered:
-                handlers[type(insn)](insn)
+                except SimError as exc:        # the plans' range errors, with the index
+                    raise type(exc)(f"instruction {index} ({insn_name(insn)}): {exc}") \
+                        from None
+        if prepared.violation is not None:
+            error = prepared.violation.error
+            raise type(error)(str(error))
         return dict(prepared.counters)
 
     def _memop(self, insn: MemInsn) -> None:
@@ -105,18 +109,12 @@ def _nothing(insn) -> None:
 
 
 class _Prepared:
-    """A checked, scheduled program and the counters every run of it reports."""
+    """A checked program: the instructions before its first program-order violation (all of
+    them for a legal program), that violation, and the counters a run reports."""
 
-    def __init__(self, cfg: Config, insns: list[Instruction]):
-        _check_finish(insns)
-        self.insns = insns
-        try:
-            order = [index for index, _ in schedule(insns)]
-        except SimError:
-            order = None
-        self.order = order
-        self.ordered = [insns[k] for k in order] if order is not None else []
-        self.counters = program_counters(cfg, insns)
+    def __init__(self, cfg: Config, program: list):
+        self.insns, self.violation = first_violation(cfg, program)
+        self.counters = program_counters(cfg, self.insns)
 
 
 def program_counters(cfg: Config, insns: list[Instruction]) -> dict:
@@ -152,54 +150,4 @@ COUNTER_KEYS = ("insn_load", "insn_store", "insn_gemm", "insn_alu", "insn_finish
                 "gemm_uops", "alu_uops", "macs")
 
 
-def _check_finish(insns: list[Instruction]) -> None:
-    finishes = [k for k, insn in enumerate(insns) if isinstance(insn, FinishInsn)]
-    if finishes != [len(insns) - 1]:
-        where = f"at {finishes}" if finishes else "none"
-        raise SimError(f"program must end with exactly one FINISH, not {where} "
-                       f"(of {len(insns)} instructions)")
-
-
-def schedule(insns: list[Instruction]):
-    """Yield (index, insn) in an order that respects every module's order and the tokens."""
-    queues = TokenQueues()
-    pending = {"load": [], "compute": [], "store": []}
-    for index, insn in enumerate(insns):
-        pending[module_of(insn)].append(index)
-    heads = {module: 0 for module in pending}
-    remaining = len(insns)
-    while remaining:
-        ready = None
-        for module, order in pending.items():
-            if heads[module] < len(order):
-                index = order[heads[module]]
-                pops, pushes = token_actions(module, insns[index], index)
-                if queues.can_run(pops, pushes) and (ready is None or index < ready[0]):
-                    ready = (index, module, pops, pushes)
-        if ready is None:
-            raise DeadlockError(_deadlock_message(insns, pending, heads, queues))
-        index, module, pops, pushes = ready
-        queues.pop(pops)
-        yield index, insns[index]
-        queues.push(pushes)
-        heads[module] += 1
-        remaining -= 1
-    leftover = queues.nonempty()
-    if leftover:
-        raise TokenError("tokens must all be consumed by FINISH, not left in "
-                         + ", ".join(f"{q} ({n})" for q, n in leftover.items()))
-
-
-def _deadlock_message(insns, pending, heads, queues) -> str:
-    isa_names = []
-    for module, order in pending.items():
-        if heads[module] < len(order):
-            index = order[heads[module]]
-            pops, pushes = token_actions(module, insns[index], index)
-            isa_names.append(f"{module} module at instruction {index} "
-                             f"({type(insns[index]).__name__}) waits: "
-                             + queues.why_blocked(pops, pushes))
-    return "deadlock: no module can proceed; " + "; ".join(isa_names)
-
-
-__all__ = ["FunctionalSimulator", "schedule", "COUNTER_KEYS", "Mem"]
+__all__ = ["FunctionalSimulator", "COUNTER_KEYS", "Mem"]

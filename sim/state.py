@@ -34,9 +34,10 @@ class SramState:
         return getattr(self, buffer)
 
     def check_range(self, buffer: str, first: int, count: int, what: str) -> None:
-        """Raise unless entries [first, first + count) lie inside ``buffer``."""
+        """Raise unless entries [first, first + count) lie inside ``buffer`` (an access of no
+        entries touches nothing, wherever it points)."""
         depth = self.cfg.depth(buffer)
-        if first < 0 or first + count > depth:
+        if count > 0 and (first < 0 or first + count > depth):
             raise MemoryAccessError(
                 f"{what}: {buffer} entries {first}..{first + count - 1} must lie inside the "
                 f"{buffer} buffer (depth {depth}, {buffer}_depth)")

@@ -32,6 +32,12 @@ class TokenError(SimError):
     """Dependency tokens left over at FINISH, or pushed into a full queue."""
 
 
+class InstructionError(SimError, IsaError):
+    """An instruction the hardware refuses: unknown opcode, memory type or ALU opcode, a
+    dependency flag its module does not have, an instruction after FINISH, no FINISH last.
+    The message names the instruction's index in the program."""
+
+
 class WatchdogError(SimError):
     """The hardware did not finish within its cycle limit."""
 

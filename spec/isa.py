@@ -466,6 +466,12 @@ def check_config_fits(cfg: "Config") -> None:
 
 MODULES = ("load", "compute", "store")
 QUEUES = ("l2c", "c2l", "c2s", "s2c")
+#: tokens a hardware queue holds (hw/token_queue.py)
+TOKEN_QUEUE_DEPTH = 256
+#: tokens a legal program may have outstanding in one queue in program order. The modules
+#: may run ahead of program order only by the instructions the fetch unit has dispatched
+#: (a few queue entries), so a queue never holds more than about this many plus those.
+MAX_TOKENS = TOKEN_QUEUE_DEPTH // 2
 # For each module: the queue each dependency flag pops or pushes (VTA: prev/next stage).
 FLAG_QUEUES = {
     "load": {"pop_next": "c2l", "push_next": "l2c"},
