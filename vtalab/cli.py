@@ -43,7 +43,7 @@ def _cmd_demo(args) -> int:
 
 
 def _cmd_compile(args) -> int:
-    from vtalab.compiler.exec.commands import compile_file
+    from vtalab.model_cli import compile_file
     compile_file(args.model, args.output, args.config, args.calibrate,
                  per_channel=args.per_channel, quantize=not args.float,
                  tuning_log=args.tuning_log)
@@ -51,7 +51,7 @@ def _cmd_compile(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    from vtalab.compiler.exec.commands import progress_printer, run_file
+    from vtalab.model_cli import progress_printer, run_file
     run_file(args.model, args.input, args.output, args.backend, args.config, args.calibrate,
              progress=None if args.quiet else progress_printer())
     return 0
@@ -158,7 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--pressure", type=float, help="rtl only: random AXI back-pressure 0..1")
     sim.set_defaults(func=_cmd_sim)
 
-    from vtalab.fpga.cli import add_build_parser
+    from vtalab.build_cli import add_build_parser
     add_build_parser(sub)
 
     verilog = sub.add_parser("verilog", help="write synthesizable Verilog of the accelerator")

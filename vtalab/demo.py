@@ -81,7 +81,7 @@ def run_resnet_demo(config="default", backend: str = "fsim", input_size: int = 6
     """Build ResNet-18 in code (seeded random weights), compile it for the accelerator, run
     it on `backend`, and check it against onnxruntime and the int8 reference."""
     from vtalab.compiler.exec import compile_model
-    from vtalab.compiler.exec.commands import progress_printer
+    from vtalab.model_cli import progress_printer
     from vtalab.compiler.graph import run_int8
     from vtalab.compiler.models import random_samples, resnet18
 

@@ -39,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
         raise VtaError(f"--strategy must be one of {strategy_names()}, not {args.strategy!r}")
     if args.trials < 1:
         raise VtaError(f"--trials must be at least 1, not {args.trials}")
-    from vtalab.compiler.exec.commands import _calibration
+    from vtalab.model_cli import calibration_for
     from vtalab.compiler.graph import load_onnx
     graph = load_onnx(args.model)
-    tasks = tasks_of_model(graph, args.config, _calibration(graph, args.calibrate, print))
+    tasks = tasks_of_model(graph, args.config, calibration_for(graph, args.calibrate, print))
     if args.only != "all":
         tasks = [t for t in tasks if t.impl.kind == args.only]
     log = TuningLog(args.log)

@@ -1,4 +1,4 @@
-"""CLI glue for ``vtalab build``: the lead's vtalab/cli.py calls ``add_build_parser(sub)``.
+"""``vtalab build``: vtalab/cli.py calls ``add_build_parser(sub)``.
 
     vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only]
                  [--seed N | --seeds N [N ...]]
@@ -27,8 +27,8 @@ def run_build(args) -> int:
     from vtalab.spec import load_config
     from vtalab.spec.errors import VtaError
 
-    from .boards import BOARDS
-    from .build import build_board
+    from vtalab.fpga.boards import BOARDS
+    from vtalab.fpga.build import build_board
     if args.list or not args.board:
         for name, board in sorted(BOARDS.items()):
             cfg = board.cfg()
@@ -41,7 +41,7 @@ def run_build(args) -> int:
     if args.seeds:
         if args.plan_only:
             raise VtaError("--seeds must come without --plan-only (a plan has no placement)")
-        from .seeds import build_seeds
+        from vtalab.fpga.seeds import build_seeds
         build_seeds(args.board, args.seeds, out_dir=args.out, cfg=cfg,
                     progress=lambda line: print(line, flush=True))
         return 0

@@ -16,8 +16,8 @@ import numpy as np
 
 from vtalab.spec.errors import VtaError
 
-from .module import Module, compile_model
-from .serialize import load_module, save_module
+from vtalab.compiler.exec.module import Module, compile_model
+from vtalab.compiler.exec.serialize import load_module, save_module
 
 SYNTHETIC_SAMPLES = 8
 
@@ -37,7 +37,7 @@ def load_npy(path, what: str) -> np.ndarray:
                              f"({exc})") from None
 
 
-def _calibration(graph, calibrate, echo):
+def calibration_for(graph, calibrate, echo):
     if calibrate is not None:
         return load_npy(calibrate, "calibration data")
     if graph.meta.get("activation_ranges") or any(n.op in ("quantize", "dequantize",
@@ -53,10 +53,10 @@ def _calibration(graph, calibrate, echo):
 
 def compile_onnx(model_path, config="default", calibrate=None, per_channel=False,
                  quantize=True, echo=print, tuning_log=None) -> Module:
-    from ..graph import load_onnx
+    from vtalab.compiler.graph import load_onnx
     start = time.perf_counter()
     graph = load_onnx(model_path)
-    calibration = _calibration(graph, calibrate, echo) if quantize else None
+    calibration = calibration_for(graph, calibrate, echo) if quantize else None
     echo(f"compiling {graph.name} ({len(graph.nodes)} nodes) for {config}")
     module = compile_model(graph, config, calibration=calibration, per_channel=per_channel,
                            quantize=quantize, echo=echo, tuning_log=tuning_log)
