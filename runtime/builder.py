@@ -19,7 +19,7 @@ from vtalab.spec.errors import ProgramError
 from vtalab.spec.isa import (FLAG_QUEUES, MODULES, QUEUES, AluInsn, FinishInsn, GemmInsn,
                              Instruction, Mem, MemInsn, Opcode, module_of)
 
-from .program import Program
+from .program import UOP_SYMBOL, Program
 from .uop_kernel import KernelRecorder, UopCache, UopKernel
 
 PADDED = (Mem.INP, Mem.ACC)
@@ -252,8 +252,9 @@ class ProgramBuilder:
         self.push_insn(FinishInsn())
         uops = (np.concatenate(self._uop_chunks) if self._uop_chunks
                 else np.zeros(0, dtype=np.uint32))
-        program = Program(self.cfg, list(self.insns), uops, tuple(self._uop_loads),
-                          self.uop_cache.stats())
+        program = Program.from_instructions(
+            self.cfg, self.insns, uops, tuple((i, UOP_SYMBOL) for i in self._uop_loads),
+            stats=self.uop_cache.stats())
         self._start()
         return program
 

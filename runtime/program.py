@@ -1,7 +1,19 @@
-"""A finished program: instructions plus micro-ops, placed in device DRAM to run.
+"""The one accelerator program: instructions, a micro-op image, symbolic relocations and the
+DRAM buffers it needs. The runtime builder and the compiler both produce it; only the
+runtime places and runs it, on any Device.
 
-The uop loads' ``dram_base`` fields are kept relative to the start of the program's uop
-array until the program is placed; ``instructions(uop_base)`` resolves them.
+    prog = Program.from_instructions(cfg, insns, uop_words, relocs=((3, "data"), ...),
+                                     buffers=(BufferSpec("data", (1, 4, 16), "int8"), ...),
+                                     outputs=("out",))
+    outputs, counters = prog.run_io(device, {"data": x})     # allocate, copy, run, read
+    counters = prog.run(device)                               # no buffers of its own
+    code = prog.encode({"data": 0x10000, UOP_SYMBOL: 0x20000})  # byte addresses
+
+A relocated instruction's ``dram_base`` is relative to the start of the buffer it names
+(in that buffer's element units); ``encode(bases)`` adds the buffer's byte address / the
+element size through the ISA's own decoder and encoder (only relocated instructions are
+re-encoded). Every buffer is placed at ``default_alignment(cfg)``, so any element size
+divides its address.
 """
 from __future__ import annotations
 
@@ -11,58 +23,187 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtalab.spec import Config, Isa
-from vtalab.spec.errors import DeviceError
-from vtalab.spec.isa import INSN_BYTES, UOP_BYTES, Instruction
+from vtalab.spec.errors import DeviceError, ProgramError
+from vtalab.spec.isa import INSN_BYTES, UOP_BYTES, Mem
+
+UOP_SYMBOL = "__uop__"
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    name: str
+    shape: tuple
+    dtype: str
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * np.dtype(self.dtype).itemsize
 
 
 @dataclass
 class Program:
-    """Instructions for one Config; ``uop_loads`` index the LOAD UOPs to relocate."""
     cfg: Config
-    insns: list[Instruction]
+    code: bytes                                   # encoded, relocations unresolved
     uop_words: np.ndarray
-    uop_loads: tuple[int, ...] = ()
+    relocs: tuple = ()                            # ((instruction index, buffer name), ...)
+    buffers: tuple = ()                           # BufferSpec of every DRAM buffer it uses
+    outputs: tuple = ()                           # names of the buffers it writes
+    name: str = "program"
     stats: dict = field(default_factory=dict)
+    counters: dict | None = None                  # of the last run
+
+    @classmethod
+    def from_instructions(cls, cfg: Config, insns, uop_words=None, relocs=(), buffers=(),
+                          outputs=(), name: str = "program", stats=None) -> "Program":
+        uops = np.zeros(0, np.uint32) if uop_words is None else np.asarray(uop_words, np.uint32)
+        return cls(cfg, Isa(cfg).encode_program(list(insns)), uops, tuple(relocs),
+                   tuple(buffers), tuple(outputs), name, dict(stats or {}))
 
     def __len__(self) -> int:
-        return len(self.insns)
+        return len(self.code) // INSN_BYTES
 
-    def instructions(self, uop_base: int = 0) -> list[Instruction]:
-        """The instructions with uop loads pointing at ``uop_base`` (in 4-byte words)."""
-        insns = list(self.insns)
-        for index in self.uop_loads:
-            insn = insns[index]
-            insns[index] = dataclasses.replace(insn, dram_base=insn.dram_base + uop_base)
+    @property
+    def insns(self) -> list:
+        """The decoded instructions, relocations unresolved."""
+        return Isa(self.cfg).decode_program(self.code)
+
+    def buffer(self, name: str) -> BufferSpec:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise ProgramError(f"buffer must be one of {[b.name for b in self.buffers]}, "
+                           f"not {name!r}")
+
+    # ---- relocation -------------------------------------------------------------------
+    def _relocated(self, isa: Isa, index: int, name: str, bases: dict):
+        """Instruction ``index`` with its dram_base made absolute (``name``'s address)."""
+        at = index * INSN_BYTES
+        insn = isa.decode(int.from_bytes(self.code[at:at + INSN_BYTES], "little"))
+        size = UOP_BYTES if insn.mem == Mem.UOP else self.cfg.entry_bytes(insn.mem.buffer)
+        try:
+            base = bases[name]
+        except KeyError:
+            raise ProgramError(f"address of buffer {name} must be given to place program "
+                               f"{self.name}, not missing") from None
+        if base % size:
+            raise ProgramError(f"address of {name} must be a multiple of {size} bytes, "
+                               f"not {base}")
+        return dataclasses.replace(insn, dram_base=insn.dram_base + base // size)
+
+    def instructions(self, bases: dict | None = None) -> list:
+        """Decoded instructions with every relocation resolved against ``bases`` (buffer
+        name -> byte address); without ``bases``, as stored (relative)."""
+        insns = self.insns
+        if bases is None:
+            return insns
+        isa = Isa(self.cfg)
+        for index, name in self.relocs:
+            insns[index] = self._relocated(isa, index, name, bases)
         return insns
 
-    def encode(self, uop_base: int = 0) -> bytes:
-        """The instruction stream as the fetch unit reads it (16-byte little-endian words)."""
-        return Isa(self.cfg).encode_program(self.instructions(uop_base))
-
-    def disasm(self, uop_base: int = 0) -> str:
+    def encode(self, bases: dict | None = None) -> bytes:
+        """The instruction stream as the fetch unit reads it, relocations resolved against
+        ``bases``; without ``bases``, as stored (relative)."""
+        if bases is None:
+            return self.code
         isa = Isa(self.cfg)
-        return "\n".join(f"{k:5d}  {isa.disasm(insn)}"
-                         for k, insn in enumerate(self.instructions(uop_base)))
+        code = bytearray(self.code)
+        for index, name in self.relocs:
+            at = index * INSN_BYTES
+            word = isa.encode(self._relocated(isa, index, name, bases))
+            code[at:at + INSN_BYTES] = word.to_bytes(INSN_BYTES, "little")
+        return bytes(code)
 
-    def run(self, device) -> dict:
-        """Place the uops and instructions in ``device`` DRAM, run, free; return counters."""
-        if device.cfg != self.cfg:
+    def disasm(self) -> list[str]:
+        """One line per instruction, relocated ones marked ``@buffer`` (stable across
+        placements)."""
+        isa = Isa(self.cfg)
+        names = dict(self.relocs)
+        return [isa.disasm(insn) + (f" @{names[k]}" if k in names else "")
+                for k, insn in enumerate(self.insns)]
+
+    # ---- placement and running ----------------------------------------------------------
+    def dram_bytes(self) -> int:
+        """DRAM a device needs to place this program whole (buffers, uops, instructions)."""
+        from .device import default_alignment
+        align = default_alignment(self.cfg)
+        sizes = [b.nbytes for b in self.buffers] + [len(self.uop_words) * UOP_BYTES,
+                                                    len(self.code)]
+        return sum(-(-max(s, 1) // align) * align for s in sizes)
+
+    def place(self, device, addrs: dict | None = None):
+        """Allocate (at ``default_alignment``) every buffer not in ``addrs``, the micro-op
+        image and the instruction stream; copy uops and code in. Returns (bases, instruction
+        byte address, owned device buffers: free them, or pass them to `release`)."""
+        from .device import default_alignment
+        if device.cfg.fingerprint() != self.cfg.fingerprint():
             raise DeviceError(f"device config must match the program's (fingerprint "
                               f"{self.cfg.fingerprint()}), not {device.cfg.fingerprint()}")
-        placed = []
+        align = default_alignment(self.cfg)
+        bases, owned = dict(addrs or {}), {}
         try:
-            uop_base = 0
+            for b in self.buffers:
+                if b.name not in bases:
+                    owned[b.name] = device.alloc(max(b.nbytes, 1), align)
+                    bases[b.name] = owned[b.name].addr
+            owned[UOP_SYMBOL] = device.alloc(max(len(self.uop_words) * UOP_BYTES, 4), align)
+            bases[UOP_SYMBOL] = owned[UOP_SYMBOL].addr
             if len(self.uop_words):
-                uop_buf = device.alloc(len(self.uop_words) * UOP_BYTES)
-                placed.append(uop_buf)
-                device.copy_in(uop_buf, self.uop_words.astype("<u4"))
-                uop_base = uop_buf.addr // UOP_BYTES
-            stream = self.encode(uop_base)
-            insn_buf = device.alloc(len(stream), align=max(INSN_BYTES, 64))
-            placed.append(insn_buf)
-            device.copy_in(insn_buf, stream)
-            return device.run(insn_buf.addr, len(self.insns))
+                device.copy_in(owned[UOP_SYMBOL], self.uop_words.astype("<u4").view(np.uint8))
+            code = self.encode(bases)
+            owned["__insn__"] = device.alloc(len(code), max(INSN_BYTES, align))
+            device.copy_in(owned["__insn__"], np.frombuffer(code, np.uint8))
+        except BaseException:
+            release(device, owned)
+            raise
+        return bases, owned["__insn__"].addr, owned
+
+    def run(self, device, addrs: dict | None = None) -> dict:
+        """Place, run and free the stream (buffers at ``addrs`` stay); the counters."""
+        _, insn_addr, owned = self.place(device, addrs)
+        try:
+            self.counters = device.run(insn_addr, len(self))
+            return self.counters
         finally:
-            for buf in placed:
-                if not getattr(device, "closed", False):
-                    device.free(buf)
+            release(device, owned)
+
+    def run_io(self, device, inputs: dict) -> tuple[dict, dict]:
+        """Allocate every buffer, copy ``inputs`` (name -> array) in, run, read the outputs:
+        (outputs by name, counters)."""
+        _, insn_addr, owned = self.place(device)
+        try:
+            for name, array in inputs.items():
+                spec = self.buffer(name)
+                arr = np.ascontiguousarray(array, dtype=spec.dtype)
+                if arr.shape != tuple(spec.shape):
+                    raise ProgramError(f"input {name} must have shape {tuple(spec.shape)}, "
+                                       f"not {arr.shape}")
+                device.copy_in(owned[name], arr.astype(arr.dtype.newbyteorder("<"))
+                               .view(np.uint8).reshape(-1))
+            self.counters = device.run(insn_addr, len(self))
+            outputs = {name: device.copy_out(owned[name], np.dtype(self.buffer(name).dtype),
+                                             tuple(self.buffer(name).shape))
+                       for name in self.outputs}
+            return outputs, self.counters
+        finally:
+            release(device, owned)
+
+    # ---- storage ------------------------------------------------------------------------
+    def manifest(self) -> dict:
+        return {"name": self.name, "relocs": [list(r) for r in self.relocs],
+                "params": [[b.name, list(b.shape), b.dtype] for b in self.buffers],
+                "outputs": list(self.outputs)}
+
+    @classmethod
+    def from_manifest(cls, cfg: Config, data: dict, code: bytes, uop_words) -> "Program":
+        return cls(cfg, bytes(code), np.asarray(uop_words, np.uint32),
+                   tuple((int(i), str(b)) for i, b in data["relocs"]),
+                   tuple(BufferSpec(n, tuple(s), d) for n, s, d in data["params"]),
+                   tuple(data["outputs"]), data["name"])
+
+
+def release(device, owned: dict) -> None:
+    if getattr(device, "closed", False):
+        return
+    for buf in reversed(list(owned.values())):
+        device.free(buf)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from vtalab.runtime.program import Program
 from vtalab.spec import Config
 from vtalab.spec.isa import imm_range
 
@@ -25,7 +26,6 @@ from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
 from ..tune import EpilogueCost, conv2d_ranked, lookup
 from ..vta import build
-from .kernel import AccelKernel
 from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
     split_shift_vector
 
@@ -38,7 +38,7 @@ class Unsupported(CompileError):
 
 @dataclass
 class AccelPlan:
-    kernel: AccelKernel
+    kernel: Program
     bindings: dict            # param -> ("value" | "const" | "scratch", name)
     consts: dict              # new constant name -> array
     widen: tuple | None       # (residual value, scratch name): int8 -> int32 on the CPU
@@ -222,7 +222,7 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
         macs, what = m * k * n, f"dense {k}->{n}"
     else:
         raise Unsupported(f"op of {node.name} must be accel_conv2d or accel_dense, not {node.op}")
-    kernel = AccelKernel.from_program(program)
+    kernel = program
     bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: ("const", node.inputs[1]),
                 args[-1].name: ("value", node.outputs[0])}
     named = {}
@@ -242,7 +242,7 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
 
 
 def _check_shapes(graph, kernel, bindings, consts) -> None:
-    for param in kernel.params:
+    for param in kernel.buffers:
         kind, name = bindings[param.name]
         if kind == "scratch":
             continue

@@ -5,7 +5,7 @@
     save_module(module, "resnet18.vtl"); module = load_module("resnet18.vtl")
 
 `build_module(final_graph, cfg)` turns the graph pipeline's result into one `Step` per node,
-in graph order: an accelerator step (an `AccelKernel` with its operand bindings) for each
+in graph order: an accelerator step (a runtime `Program` with its operand bindings) for each
 `accel_conv2d` / `accel_dense` the lowering can run, a CPU step (a node whose kernel is
 made on first use) for every other node. Activations live in the memory plan's arena;
 residual scratch buffers follow it; constants are kept per name.
@@ -21,14 +21,17 @@ from vtalab.spec import Config, load_config
 
 from ..graph.ir import Graph, Node, TensorType
 from ..graph.passes.partition import partition_report
-from .kernel import AccelKernel
+from vtalab.runtime.device import default_alignment
+from vtalab.runtime.program import Program
 from .lower import Unsupported, lower_accel
 
 FORMAT_VERSION = 1
-ALIGN = 256  # bytes: a whole number of entries of every buffer kind
 
 
-def _align(n: int, a: int = ALIGN) -> int:
+def _align(n: int, cfg: Config) -> int:
+    """``n`` rounded up to the runtime's alignment (a whole number of entries of every
+    buffer kind of ``cfg``)."""
+    a = default_alignment(cfg)
     return -(-n // a) * a
 
 
@@ -41,7 +44,7 @@ class Step:
     outputs: tuple[str, ...]
     reason: str = ""
     node: Node | None = None        # cpu steps
-    kernel: AccelKernel | None = None
+    kernel: Program | None = None
     bindings: dict = field(default_factory=dict)
     widen: tuple | None = None      # (residual value, scratch name)
     info: dict = field(default_factory=dict)
@@ -107,7 +110,7 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
     plan = graph.meta["memory_plan"]
     offsets = {b.value: b.offset for b in plan.buffers}
     types = {v: graph.types[v] for v in offsets}
-    consts, steps, scratch_end = {}, [], _align(plan.arena_bytes)
+    consts, steps, scratch_end = {}, [], _align(plan.arena_bytes, cfg)
     accel_nodes = [n for n in graph.nodes if n.attr("target") == "accel"]
     for node in graph.nodes:
         reason = reasons.get(node.name, "")
@@ -127,7 +130,7 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
             residual, scratch = plan_.widen
             types[scratch] = TensorType(graph.types[residual].shape, "int32")
             offsets[scratch] = scratch_end
-            scratch_end = _align(scratch_end + types[scratch].nbytes)
+            scratch_end = _align(scratch_end + types[scratch].nbytes, cfg)
         for kind, name in plan_.bindings.values():
             if kind == "const":
                 consts.setdefault(name, graph.constants.get(name))

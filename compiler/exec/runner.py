@@ -19,20 +19,17 @@ import numpy as np
 from vtalab.runtime import open_device
 from vtalab.runtime.device import default_alignment
 from vtalab.spec.errors import DeviceError
-from vtalab.spec.isa import INSN_BYTES, UOP_BYTES
 
 from ..graph.interp import check_feeds
 from .cpu_ops import cpu_kernel
-from .kernel import AccelKernel
-from .module import ALIGN, Module
+from .module import Module
 from .profile import Profile, StepRecord
-from ..vta.program import UOP_SYMBOL
 
 
 def _dram_need(module: Module) -> int:
-    consts = sum(-(-a.nbytes // ALIGN) * ALIGN for a in module.consts.values())
-    code = sum(len(s.kernel.code) + len(s.kernel.uop_words) * UOP_BYTES + 2 * ALIGN
-               for s in module.steps if s.kernel is not None)
+    align = default_alignment(module.cfg)
+    consts = sum(-(-a.nbytes // align) * align for a in module.consts.values())
+    code = sum(s.kernel.dram_bytes() for s in module.steps if s.kernel is not None)
     return module.arena_bytes + consts + code + (1 << 20)
 
 
@@ -45,7 +42,7 @@ class Binding:
                               f"({module.cfg.fingerprint()}), not {device.cfg.name} "
                               f"({device.cfg.fingerprint()})")
         self.module, self.device = module, device
-        align = max(ALIGN, default_alignment(module.cfg))
+        align = default_alignment(module.cfg)
         self.buffers = []
         self.arena = self._alloc(max(module.arena_bytes, 1), align)
         self.addr = {v: self.arena.addr + off for v, off in module.offsets.items()}
@@ -56,7 +53,7 @@ class Binding:
             buf = self._alloc(max(array.nbytes, 1), align)
             device.copy_in(buf, array.astype(array.dtype.newbyteorder("<")).view(np.uint8))
             self.addr[name] = buf.addr
-        self.programs = {s.name: self._place(s, align) for s in module.steps
+        self.programs = {s.name: self._place(s) for s in module.steps
                          if s.kernel is not None}
         self.kernels = {}
 
@@ -65,18 +62,13 @@ class Binding:
         self.buffers.append(buf)
         return buf
 
-    def _place(self, step, align) -> tuple[int, int]:
-        kernel: AccelKernel = step.kernel
-        uops = self._alloc(max(len(kernel.uop_words) * UOP_BYTES, 4), align)
-        if len(kernel.uop_words):
-            self.device.copy_in(uops, kernel.uop_words.astype("<u4").view(np.uint8))
-        bases = {UOP_SYMBOL: uops.addr}
-        for param, (kind, name) in step.bindings.items():
-            bases[param] = self.addr[name]
-        code = kernel.encoded(self.module.cfg, bases)
-        insns = self._alloc(len(code), max(INSN_BYTES, align))
-        self.device.copy_in(insns, np.frombuffer(code, np.uint8))
-        return insns.addr, len(code) // INSN_BYTES
+    def _place(self, step) -> tuple[int, int]:
+        """The step's program placed with its parameters bound to arena/constant buffers
+        (the runtime allocates its micro-op image and instruction stream)."""
+        addrs = {param: self.addr[name] for param, (kind, name) in step.bindings.items()}
+        _, insn_addr, owned = step.kernel.place(self.device, addrs)
+        self.buffers.extend(owned.values())
+        return insn_addr, len(step.kernel)
 
     def kernel(self, step):
         if step.name not in self.kernels:

@@ -25,7 +25,7 @@ from vtalab.spec import Config
 from vtalab.spec.errors import VtaError
 
 from ..graph.ir import Node, TensorType
-from .kernel import AccelKernel
+from vtalab.runtime.program import Program
 from .module import FORMAT_VERSION, Module, Step
 
 FORMAT = "vtalab-module"
@@ -182,6 +182,7 @@ def _check_manifest(manifest: dict, path: Path, config) -> None:
 
 
 def _module_from(manifest: dict, arrays: list, kernels: list) -> Module:
+    cfg = Config.from_dict(manifest["config"])
     steps = []
     for data in manifest["steps"]:
         step = Step(data["name"], data["op"], data["target"], tuple(data["inputs"]),
@@ -190,13 +191,13 @@ def _module_from(manifest: dict, arrays: list, kernels: list) -> Module:
             step.node = _decode_node(data["node"], arrays)
         if data.get("kernel") is not None:
             code, uops = kernels[data["kernel"]]
-            step.kernel = AccelKernel.from_manifest(data["kernel_manifest"], code, uops)
+            step.kernel = Program.from_manifest(cfg, data["kernel_manifest"], code, uops)
             step.bindings = {p: tuple(b) for p, b in data["bindings"].items()}
             step.widen = tuple(data["widen"]) if data["widen"] else None
         steps.append(step)
     types = {v: TensorType(tuple(s), d) for v, (s, d) in manifest["types"].items()}
     consts = {name: arrays[i] for name, i in manifest["consts"].items()}
-    return Module(Config.from_dict(manifest["config"]), manifest["name"],
+    return Module(cfg, manifest["name"],
                   tuple(manifest["inputs"]), tuple(manifest["outputs"]), types,
                   {v: int(o) for v, o in manifest["offsets"].items()},
                   int(manifest["arena_bytes"]), consts, steps, manifest["report"],

@@ -33,7 +33,7 @@ from .passes.storage import check_storage
 from .passes.tensorize import tensorize_gemm
 from .passes.verify_tokens import verify_tokens
 from .passes.vthread import inject_vthread
-from .program import Program
+from .program import Program, program_from_stream
 from .verify import verify_ir
 
 PASSES = [
@@ -74,9 +74,9 @@ def lower(sch, cfg: Config, args=None, name: str = "main", dump_after=None, veri
 
 
 def build(sch, cfg: Config, args=None, name: str = "main", dump_after=None) -> Program:
-    """Compile a schedule to an accelerator Program."""
+    """Compile a schedule to the runtime's accelerator Program."""
     stream = lower(sch, cfg, args, name, dump_after)
-    return Program(cfg, name, stream)
+    return program_from_stream(cfg, name, stream)
 
 
 def _names(value) -> set:

@@ -7,6 +7,8 @@ from vtalab.compiler.topi import (Conv2dKnobs, Conv2dShape, Requant, conv2d, con
                                   default_conv2d_knobs)
 from vtalab.compiler.vta import build
 
+from .fsim import run_fsim
+
 # every distinct conv2d of ResNet-18 after the first layer: (C, H, CO, K, stride, pad)
 RESNET18 = [(64, 56, 64, 3, 1, 1), (64, 56, 128, 3, 2, 1), (64, 56, 128, 1, 2, 0),
             (128, 28, 128, 3, 1, 1), (128, 28, 256, 3, 2, 1), (128, 28, 256, 1, 2, 0),
@@ -23,7 +25,7 @@ def run_conv(cfg, sh, knobs, rq=Requant(shift=7, lo=-120, hi=120), seed=0):
     bias = None
     if rq.bias:
         bias = ins["bias"] = rng.integers(-5000, 5000, args[2].shape).astype(np.int32)
-    out = prog.run_fsim(ins)["out"]
+    out = run_fsim(prog, ins)["out"]
     ref = conv2d_reference(ins["data"], ins["kernel"], bias, sh, rq)
     return out, ref, prog
 

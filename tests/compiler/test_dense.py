@@ -7,6 +7,8 @@ from vtalab.compiler.errors import SramCapacityError, ScheduleError, ShapeError
 from vtalab.compiler.topi import DenseKnobs, Requant, dense, dense_reference
 from vtalab.compiler.vta import build
 
+from .fsim import run_fsim
+
 
 def run_dense(cfg, m, k, n, rq, knobs, seed=0):
     sch, args = dense(cfg, m, k, n, rq, knobs)
@@ -19,7 +21,7 @@ def run_dense(cfg, m, k, n, rq, knobs, seed=0):
     if rq.bias:
         bias = rng.integers(-3000, 3000, args[2].shape).astype(np.int32)
         inputs["bias"] = bias
-    out = prog.run_fsim(inputs)["out"]
+    out = run_fsim(prog, inputs)["out"]
     return out, dense_reference(data, weight, bias, rq), prog
 
 
@@ -66,7 +68,6 @@ def test_bad_shapes_and_knobs():
 
 def test_runs_through_runtime_device():
     from vtalab.runtime.device import open_device
-    from vtalab.compiler.vta.program import run_on_device
     cfg = preset("tiny")
     rq = Requant(shift=4)
     sch, args = dense(cfg, 2, 16, 16, rq, DenseKnobs(tile_n=1, vthreads=2))
@@ -77,7 +78,7 @@ def test_runs_through_runtime_device():
            "bias": rng.integers(-999, 999, args[2].shape).astype(np.int32)}
     dev = open_device("fsim", cfg)
     try:
-        out = run_on_device(prog, dev, ins)["out"]
+        out = prog.run_io(dev, ins)[0]["out"]
     finally:
         dev.close()
     np.testing.assert_array_equal(out, dense_reference(ins["data"], ins["weight"], ins["bias"], rq))

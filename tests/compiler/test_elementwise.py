@@ -6,6 +6,8 @@ from vtalab.spec import preset
 from vtalab.compiler.topi import ElementwiseKnobs, Requant, elementwise, elementwise_reference
 from vtalab.compiler.vta import build
 
+from .fsim import run_fsim
+
 
 @pytest.mark.parametrize("op", ["add", "mul", "min", "max"])
 @pytest.mark.parametrize("broadcast", [False, True])
@@ -18,5 +20,5 @@ def test_elementwise(op, broadcast, name):
     rng = np.random.default_rng(1)
     a = rng.integers(-5000, 5000, args[0].shape).astype(np.int32)
     b = rng.integers(-5000, 5000, args[1].shape).astype(np.int32)
-    out = prog.run_fsim({"a": a, "b": b})["out"]
+    out = run_fsim(prog, {"a": a, "b": b})["out"]
     np.testing.assert_array_equal(out, elementwise_reference(a, b, op, rq))

@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from vtalab.runtime import Loop, ProgramBuilder, UopKernel, noop, open_device
+from vtalab.runtime.program import UOP_SYMBOL
 from vtalab.spec import Isa, preset
 from vtalab.spec.errors import IsaError, ProgramError
 from vtalab.spec.isa import AluOp, FinishInsn, GemmInsn, Mem, MemInsn, Opcode
@@ -212,12 +213,13 @@ def test_program_encodes_with_relocated_uop_loads(b):
     b.push_alu(UopKernel.alu(AluOp.ADD, [(0, 1)]))
     program = b.finish()
     isa = Isa(CFG)
-    insns = isa.decode_program(program.encode(uop_base=1000))
+    insns = isa.decode_program(program.encode({UOP_SYMBOL: 1000 * 4}))
     assert [i.dram_base for i in insns if isinstance(i, MemInsn)] == [1000, 1002]
     dst, src, wgt = isa.decode_uops(program.uop_words)
     assert (dst.tolist(), src.tolist()) == ([0, 1, 0], [0, 1, 1])
     assert len(program.encode()) == 16 * len(program)
-    assert "GEMM" in program.disasm() and "ALU    ADD" in program.disasm()
+    text = "\n".join(program.disasm())
+    assert "GEMM" in text and "ALU    ADD" in text and "@__uop__" in text
 
 
 def test_run_places_stream_and_frees_it():

@@ -62,13 +62,15 @@ def liveness(graph: Graph) -> dict[str, tuple[int, int]]:
 
 
 def plan_memory(graph: Graph, ctx: PassContext) -> Graph:
+    from vtalab.runtime.device import default_alignment
+    alignment = ctx.alignment or default_alignment(ctx.config)
     live = liveness(graph)
     order = sorted(live, key=lambda v: (live[v][0], -graph.types[v].nbytes))
     placed: list[Buffer] = []
     for value in order:
         first, last = live[value]
-        size = _align(max(graph.types[value].nbytes, 1), ctx.alignment)
-        busy = sorted((b.offset, b.offset + _align(b.nbytes, ctx.alignment)) for b in placed
+        size = _align(max(graph.types[value].nbytes, 1), alignment)
+        busy = sorted((b.offset, b.offset + _align(b.nbytes, alignment)) for b in placed
                       if not (b.last < first or last < b.first))
         offset = 0
         for lo, hi in busy:
@@ -76,8 +78,8 @@ def plan_memory(graph: Graph, ctx: PassContext) -> Graph:
                 break
             offset = max(offset, hi)
         placed.append(Buffer(value, offset, graph.types[value].nbytes, first, last))
-    arena = max((b.offset + _align(b.nbytes, ctx.alignment) for b in placed), default=0)
-    naive = sum(_align(b.nbytes, ctx.alignment) for b in placed)
+    arena = max((b.offset + _align(b.nbytes, alignment) for b in placed), default=0)
+    naive = sum(_align(b.nbytes, alignment) for b in placed)
     constants = sum(a.nbytes for a in graph.constants.values())
     plan = MemoryPlan(tuple(placed), arena, naive, constants)
     return graph.with_meta(memory_plan=plan)

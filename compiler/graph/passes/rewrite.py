@@ -20,7 +20,7 @@ class PassContext:
     per_channel: bool = False        # per-output-channel weight scales
     quantize: bool = True            # False: keep the float graph (everything on the CPU)
     fold_limit_bytes: int = 64 << 20 # constant folding never materialises more than this
-    alignment: int = 64              # DRAM buffer alignment of the memory planner
+    alignment: int | None = None     # memory planner's; None: runtime default_alignment(config)
 
 
 class Rewriter:

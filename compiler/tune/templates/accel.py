@@ -87,14 +87,15 @@ class AccelTemplate(Template):
         return _built(task, point_key(point))[2]
 
     def run(self, task: Task, point: dict, inputs: dict, device=None):
-        from ...vta.program import run_on_device
         prog = self.program(task, point)
-        feeds = {b.name: inputs[b.name] for b in prog.params if b.name in inputs}
+        feeds = {b.name: inputs[b.name] for b in prog.buffers if b.name in inputs}
         if device is None:
-            outs = prog.run_fsim(feeds)
+            from vtalab.runtime import open_device
+            with open_device("fsim", task.cfg, dram_bytes=prog.dram_bytes() + (1 << 16)) as dev:
+                outs, counters = prog.run_io(dev, feeds)
         else:
-            outs = run_on_device(prog, device, feeds)
-        return outs[prog.outputs[0].name], dict(prog.counters)
+            outs, counters = prog.run_io(device, feeds)
+        return outs[prog.outputs[0]], dict(counters)
 
     def default(self, task: Task) -> dict:
         points = self.space(task).points()

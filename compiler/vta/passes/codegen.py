@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vtalab.runtime.program import UOP_SYMBOL
 from vtalab.spec import Config, Isa
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn, Mem, MemInsn, Opcode
 
@@ -142,7 +143,7 @@ class _Emitter:
             self.uop_size += n
         insn = MemInsn(opcode=Opcode.LOAD, mem=Mem.UOP, sram_base=bgn,
                        dram_base=self.uop_dram[key], y_size=1, x_size=n, x_stride=n)
-        self.records.append(Record(insn, "compute", "__uop__", writes=(("uop", bgn, bgn + n - 1),)))
+        self.records.append(Record(insn, "compute", UOP_SYMBOL, writes=(("uop", bgn, bgn + n - 1),)))
         return bgn
 
 

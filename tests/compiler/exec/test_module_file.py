@@ -69,13 +69,19 @@ def test_device_config_must_match(resnet_module):
             resnet_module.run(samples((1, 3, SIZE, SIZE), 1)[0], device=dev)
 
 
-def test_patched_relocations_match_a_full_re_encode(resnet_module):
-    """AccelKernel.encoded patches dram_base in place; it must equal decode+relocate+encode."""
+def test_relocated_encoding_matches_a_full_re_encode(resnet_module):
+    """Program.encode re-encodes only the relocated instructions; that must equal
+    decode + relocate + encode of the whole stream, and move dram_base by base / size."""
     from vtalab.spec import Isa
     cfg = resnet_module.cfg
-    kernels = [s.kernel for s in resnet_module.steps if s.target == "accel"]
-    assert kernels and any(k.relocs for k in kernels)
-    for kernel in kernels:
-        bases = {name: 4096 * (k + 3) for k, name in enumerate(sorted({b for _, b in kernel.relocs}))}
-        expected = Isa(cfg).encode_program(kernel.instructions(cfg, bases))
-        assert kernel.encoded(cfg, bases) == expected
+    programs = [s.kernel for s in resnet_module.steps if s.target == "accel"]
+    assert programs and any(p.relocs for p in programs)
+    for prog in programs:
+        bases = {name: 4096 * (k + 3) for k, name in enumerate(sorted({b for _, b in prog.relocs}))}
+        expected = Isa(cfg).encode_program(prog.instructions(bases))
+        assert prog.encode(bases) == expected
+        raw, placed = prog.insns, Isa(cfg).decode_program(prog.encode(bases))
+        for index, name in prog.relocs:
+            moved = placed[index]
+            size = 4 if name == "__uop__" else cfg.entry_bytes(moved.mem.buffer)
+            assert moved.dram_base == raw[index].dram_base + bases[name] // size

@@ -11,6 +11,8 @@ from vtalab.compiler.topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from vtalab.compiler.vta import build
 from vtalab.spec import preset
 
+from ..fsim import run_fsim
+
 
 def test_split_shift_stays_in_the_alu_field():
     for amount in (0, 5, 15, 16, 31, 40, -16, -17, -40):
@@ -45,7 +47,7 @@ def test_conv_with_residual_and_per_channel_split_shift(vthreads):
     first, second = split_shift_vector(shift)
     ins["shift0"] = np.broadcast_to(first.reshape(2, 1, 8), (2, 1, 8)).astype(np.int32)
     ins["shift1"] = np.broadcast_to(second.reshape(2, 1, 8), (2, 1, 8)).astype(np.int32)
-    out = prog.run_fsim(ins)["out"]
+    out = run_fsim(prog, ins)["out"]
     x, w = unpack_array(ins["data"], (1, 16, 6, 6)), unpack_array(ins["kernel"], (16, 16, 3, 3))
     acc = int_conv2d(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
     want = _epilogue_ref(acc, ins["bias"][:, 0].reshape(1, 16, 1, 1),
@@ -61,7 +63,7 @@ def test_dense_with_residual_on_default():
     sch, args = fused_dense(cfg, 1, 64, 48, ep, DenseKnobs(tile_n=1, tile_k=2, vthreads=1))
     prog = build(sch, cfg, args)
     ins = _inputs(args, np.random.default_rng(1))
-    out = prog.run_fsim(ins)["out"]
+    out = run_fsim(prog, ins)["out"]
     x, w = unpack_array(ins["data"], (1, 64)), unpack_array(ins["weight"], (48, 64))
     acc = wrap32(x.astype(np.int64) @ w.astype(np.int64).T)
     want = _epilogue_ref(acc, ins["bias"][:, 0].reshape(1, 48),
@@ -87,7 +89,7 @@ def test_conv_with_residual_as_identity_gemm(vthreads):
     ins = _inputs(args, rng)
     ins["residual"] = rng.integers(-128, 128, ins["residual"].shape).astype(np.int8)
     ins["residual_eye"] = (np.eye(8, dtype=np.int8) << 6).reshape(1, 1, 8, 8)
-    out = prog.run_fsim(ins)["out"]
+    out = run_fsim(prog, ins)["out"]
     x, w = unpack_array(ins["data"], (1, 16, 6, 6)), unpack_array(ins["kernel"], (16, 16, 3, 3))
     acc = int_conv2d(x, w, (1, 1), (1, 1, 1, 1), (1, 1), 1)
     want = _epilogue_ref(acc, ins["bias"][:, 0].reshape(1, 16, 1, 1),
