@@ -1,6 +1,7 @@
 """``vtalab dse``: sweep a spec's design points, or redraw a results file's report.
 
-    vtalab dse SPEC.toml [--out DIR] [--jobs J] [--scheduler local|tcp://...] [--resume]
+    vtalab dse SPEC.toml [--out DIR] [--jobs J] [--scheduler local|tcp://...]
+                         [--resume [--retry-errors]]
     vtalab dse report RESULTS.jsonl [--out DIR] [--x dsp] [--y cycles] [--workload W]
                       [--config LABEL|FINGERPRINT]
 """
@@ -28,6 +29,8 @@ def add_parser(sub) -> None:
                           "an address uses that scheduler (default: local process pool)")
     dse.add_argument("--resume", action="store_true",
                      help="continue the sweep in --out: points already there are skipped")
+    dse.add_argument("--retry-errors", action="store_true",
+                     help="with --resume: run the points whose records are errors again")
     dse.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     dse.add_argument("--x", default=None, help="report: Pareto area axis dsp|bram|lut|ff")
     dse.add_argument("--y", default=None, help="report: Pareto axis cycles|latency_ms|gops")
@@ -35,6 +38,8 @@ def add_parser(sub) -> None:
     dse.add_argument("--config", default=None,
                      help="report: the point for the roofline and utilisation plots "
                           "(label or fingerprint prefix; default: fewest cycles)")
+    dse.add_argument("--save-config", metavar="FILE.toml|.json",
+                     help="report: write that point's Config (for vtalab build/run --config)")
     dse.set_defaults(func=run)
 
 
@@ -44,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     if args.results is not None:
         raise VtaError(f"a second argument must come only with 'report', not "
                        f"{args.results!r} after the spec")
+    if args.retry_errors and not args.resume:
+        raise VtaError("--retry-errors must come with --resume, not alone")
     if args.jobs < 1:
         raise VtaError(f"--jobs must be at least 1, not {args.jobs}")
     from vtalab.dse.report import load_records, write_report
@@ -57,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
           f"{spec.grid_size} grid points, budget {spec.budget}, {len(spec.workloads)} "
           f"workload(s), cycles from {spec.cycles}, area from {spec.area_flow}; {where}")
     summary = run_sweep(spec, out, jobs=args.jobs, scheduler=args.scheduler,
-                        resume=args.resume, progress=not args.quiet)
+                        resume=args.resume, progress=not args.quiet,
+                        retry_errors=args.retry_errors)
     print(f"{summary.evaluated} points evaluated, {summary.skipped} already in the log, "
           f"{summary.rejected} rejected, {len(summary.failed)} failed; "
           f"{summary.records} records in {summary.results} ({summary.seconds:.0f} s)")
@@ -80,8 +88,21 @@ def _report(args: argparse.Namespace) -> int:
         if value is not None and value not in allowed:
             raise VtaError(f"{name} must be one of {list(allowed)}, not {value!r}")
     out = Path(args.out) if args.out else Path(args.results).parent
-    paths, text = write_report(load_records(args.results), out, args.x or "dsp",
-                               args.y or "cycles", args.workload, args.config)
+    records = load_records(args.results)
+    paths, text = write_report(records, out, args.x or "dsp", args.y or "cycles",
+                               args.workload, args.config)
     print(text)
+    if args.save_config:
+        paths["config"] = _save_config(records, args)
     print("wrote " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _save_config(records: list, args) -> Path:
+    from vtalab.dse.report import choose_record, workload_names
+    from vtalab.spec import Config
+    rec = choose_record(records, args.workload or workload_names(records)[0], args.config)
+    cfg = Config.from_dict(rec["config"], name=rec["label"].replace(" ", "-"))
+    cfg.save(args.save_config)
+    print(f"config {cfg.name} ({cfg.fingerprint()}) saved to {args.save_config}")
+    return Path(args.save_config)

@@ -135,3 +135,22 @@ def test_model_guided_search_runs_the_budget_and_resumes(tmp_path):
     more = run_sweep(spec, tmp_path / "x", resume=True, progress=False)
     assert more.evaluated == 3 and more.skipped == 7       # observed again, not rerun
     assert len({r["fingerprint"] for r in load_records(tmp_path / "x" / "results.jsonl")}) == 10
+
+
+def test_retry_errors_runs_only_the_failed_records_again(tmp_path):
+    spec = load_spec(write_spec(tmp_path))
+    out = tmp_path / "out"
+    run_sweep(spec, out, progress=False)
+    path = out / "results.jsonl"
+    records = _lines(path)
+    index = next(i for i, r in enumerate(records) if r["kind"] == "workload")
+    good = dict(records[index])
+    records[index].update(error="ImportError: a tree in the middle of a refactor", metrics={})
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert run_sweep(spec, out, resume=True, progress=False).evaluated == 0   # kept
+    again = run_sweep(spec, out, resume=True, retry_errors=True, progress=False)
+    assert again.evaluated == 1 and again.skipped == 3
+    after = load_records(path)
+    assert len(after) == 12 and not any(r["error"] for r in after)
+    redone = next(r for r in after if _keys([r]) == _keys([good]))
+    assert redone["metrics"] == good["metrics"]

@@ -7,7 +7,9 @@ round from the autotuner's model-guided strategy trained on the objective of the
 measured so far (records already in the log included, so a resumed search continues).
 Points whose records are all in the log are skipped (``--resume``); a point whose worker
 died past its retries or timed out is reported and left out of the log, so the next
-resume runs it again. Only this process appends to the log.
+resume runs it again. A workload that failed (a compile error, a wrong result) is an
+error record, kept like any other; ``retry_errors`` (``--retry-errors``) drops those
+before resuming. Only this process appends to the log.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from vtalab.compiler.tune.space import point_key
+from vtalab.spec._atomic import write_text_atomic
 
 from .evaluate import evaluate_point, make_item
 from .points import ConfigSearch, check_point, label, plan_points, rtl_sample
@@ -75,22 +78,36 @@ def _brief(records: list) -> str:
     return "; ".join(parts) or "area only"
 
 
-def open_log(out_dir: Path, resume: bool) -> SweepLog:
+def open_log(out_dir: Path, resume: bool, retry_errors: bool = False) -> SweepLog:
     path = out_dir / RESULTS
     if path.exists() and path.stat().st_size and not resume:
         raise DseError(f"{path} must not exist without --resume (it holds a sweep): pass "
                        f"--resume to continue it, or choose another --out")
+    if retry_errors and path.exists():
+        drop_errors(path)
     return SweepLog(path)
+
+
+def drop_errors(path: Path) -> int:
+    """Rewrite the log without its failed workload and area records (rejected points stay:
+    a Config error does not go away), so that a resume runs those points again. Atomic;
+    only for a log no sweep is writing."""
+    log = SweepLog(path, readonly=True)
+    keep = [r for r in log.records if not r["error"] or r["kind"] == "rejected"]
+    if len(keep) < len(log.records):
+        write_text_atomic(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in keep))
+    return len(log.records) - len(keep)
 
 
 def run_sweep(spec: DseSpec, out_dir, executor=None, jobs: int = 1,
               scheduler: str | None = None, resume: bool = False,
-              progress: bool = True, evaluate=evaluate_point) -> SweepSummary:
+              progress: bool = True, evaluate=evaluate_point,
+              retry_errors: bool = False) -> SweepSummary:
     """Run (or resume) the sweep into ``out_dir``; ``evaluate`` is the work item
     function (a top-level function the executor's workers can import)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    log = open_log(out_dir, resume)
+    log = open_log(out_dir, resume, retry_errors)
     if spec.path and not (out_dir / "spec.toml").exists():
         shutil.copyfile(spec.path, out_dir / "spec.toml")
     summary = SweepSummary(out_dir, log.path)
