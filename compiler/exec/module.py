@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtalab.spec import Config, load_config
+from vtalab.spec.errors import DeviceError
 
 from ..graph.ir import Graph, Node, TensorType
 from ..graph.passes.partition import partition_report
@@ -68,8 +69,17 @@ class Module:
     def input_type(self, index: int = 0) -> TensorType:
         return self.types[self.inputs[index]]
 
-    def run(self, feeds, device=None, backend: str = "fsim", progress=None, keep=False):
-        """Run on `device` (or a fresh one of `backend`); returns (outputs, Profile)."""
+    def run(self, feeds, device=None, backend: str = "fsim", progress=None, keep=False,
+            jobs: int = 1):
+        """Run on `device` (or a fresh one of `backend`); returns (outputs, Profile).
+        ``backend="rtl", jobs=J``: the accelerator steps on J RTL processes, each checked
+        against the functional simulator (compiler/exec/parallel.py)."""
+        if jobs > 1:
+            if backend != "rtl" or device is not None or keep:
+                raise DeviceError(f"jobs must be 1 unless backend is rtl without a device "
+                                  f"or keep, not {jobs}")
+            from .parallel import run_parallel_rtl
+            return run_parallel_rtl(self, feeds, jobs, progress)
         from .runner import run_module
         return run_module(self, feeds, device, backend, progress, keep)
 
