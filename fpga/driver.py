@@ -7,7 +7,10 @@
 Device addresses are the accelerator's (physical) byte addresses: the allocator hands out
 ``[memory.base, memory.base + memory.size)``. A run writes INSN_ADDR and INSN_COUNT,
 pulses START, polls STATUS until done and reads the performance counters; all offsets
-come from ``spec.regs``. Opening checks CONFIG_ID against the config.
+come from ``spec.regs``. Opening checks CONFIG_ID against the config. A run that set
+STATUS.error raises what ERROR and the units' instruction indices say, exactly as the RTL
+backend does (runtime/hw_errors.py); the runtime's validator runs first unless
+``validate=False``.
 """
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import numpy as np
 
 from vtalab.runtime.alloc import DramAllocator
 from vtalab.runtime.device import DeviceBase, default_alignment
+from vtalab.runtime.hw_errors import hardware_error
 from vtalab.spec import Config, load_config
-from vtalab.spec.errors import DeviceError, TokenError, WatchdogError
-from vtalab.spec.regs import COUNTERS, STATUS_BITS, register
+from vtalab.spec.errors import DeviceError, WatchdogError
+from vtalab.spec.isa import INSN_BYTES
+from vtalab.spec.regs import COUNTERS, ERROR_UNITS, STATUS_BITS, register
 
 from .bus import DmaMemory, RegisterBus
 
@@ -31,8 +36,9 @@ class FpgaDevice(DeviceBase):
     backend = "fpga"
 
     def __init__(self, cfg: Config, bus: RegisterBus, memory: DmaMemory,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, poll_s: float = 0.0):
-        super().__init__(cfg, memory.base + memory.size)
+                 timeout_s: float = DEFAULT_TIMEOUT_S, poll_s: float = 0.0,
+                 validate: bool = True):
+        super().__init__(cfg, memory.base + memory.size, validate)
         self.allocator = DramAllocator(memory.size, base=memory.base,
                                        align=default_alignment(cfg))
         self.bus, self.memory = bus, memory
@@ -82,8 +88,11 @@ class FpgaDevice(DeviceBase):
         self._wait_done()
         self.memory.sync_for_cpu()
         if "error" in self.status():
-            raise TokenError("token queues must never overflow or underflow, but the "
-                             "hardware flagged a queue error (STATUS.error)")
+            found = {"error": self.read_reg("error")}
+            found.update({f"error_{unit}_insn": self.read_reg(f"error_{unit}_insn")
+                          for unit in ERROR_UNITS})
+            raw = np.asarray(self._read_dram(insn_addr, insn_count * INSN_BYTES)).tobytes()
+            raise hardware_error(self.cfg, raw, found, self.dram_bytes)
         return {name: self.read_reg(name) for name in COUNTERS}
 
     def _wait_done(self) -> None:

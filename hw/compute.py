@@ -4,6 +4,9 @@ Per instruction: pop l2c (pop_prev) and s2c (pop_next) tokens first, run, push c
 (push_prev) and c2s (push_next) last. GEMM and ALU stream one micro-op per cycle from the
 loop generator into the execution pipeline; the next instruction starts while the pipeline
 drains, and only an instruction that pushes a token (or a LOAD/FINISH) waits for it to drain.
+An entry of a uop/acc LOAD past its buffer, or a micro-op index past its buffer (found in
+the exec pipe a few cycles on, hence the tag that names its instruction), is latched as the
+module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 
@@ -13,8 +16,10 @@ from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, Mem, Opcode
+from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .dma_reader import DmaReader
+from .error_latch import INDEX_BITS, LAG_BITS, ErrorLatch
 from .exec_pipe import ExecPipe
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
@@ -38,6 +43,8 @@ class Compute(wiring.Component):
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
             "busy": Out(1), "wait_l2c": Out(1), "wait_s2c": Out(1),
             "finish": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
+            "pipe_busy": Out(1),
+            "clear": In(1), "error_code": Out(ERROR_CODE_BITS), "error_index": Out(INDEX_BITS),
         })
 
     def elaborate(self, platform):
@@ -55,9 +62,26 @@ class Compute(wiring.Component):
         m.submodules.pipe = pipe = ExecPipe(cfg)
         self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem)
         self._wire_pipe(m, gemm, alu, loop, pipe, uop_sram, acc_sram)
-        m.d.comb += [self.gemm_uop.eq(pipe.gemm_done), self.alu_uop.eq(pipe.alu_done)]
+        m.d.comb += [self.gemm_uop.eq(pipe.gemm_done), self.alu_uop.eq(pipe.alu_done),
+                     self.pipe_busy.eq(pipe.busy)]
         self._control(m, word, gemm, loop, pipe, uop_dma, acc_dma)
+        self._errors(m, pipe, uop_dma, acc_dma)
         return m
+
+    def _errors(self, m, pipe, uop_dma, acc_dma):
+        """The first error: a micro-op's index (its instruction ``lag`` back, from the tag it
+        carried), else a LOAD's entry past the buffer (the current instruction)."""
+        m.submodules.errors = errors = ErrorLatch()
+        m.d.comb += [errors.clear.eq(self.clear),
+                     errors.taken.eq(self.insn.valid & self.insn.ready),
+                     pipe.tag.eq(errors.count[:LAG_BITS]),
+                     self.error_code.eq(errors.latched), self.error_index.eq(errors.index)]
+        with m.If(pipe.index_error):
+            m.d.comb += [errors.error.eq(1), errors.code.eq(ErrorCode.INDEX_RANGE),
+                         errors.lag.eq(errors.count[:LAG_BITS] - pipe.error_tag)]
+        with m.Else():
+            m.d.comb += [errors.error.eq(uop_dma.overflow | acc_dma.overflow),
+                         errors.code.eq(ErrorCode.SRAM_RANGE)]
 
     def _wire_dma(self, m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem):
         is_acc = Signal()
@@ -84,7 +108,8 @@ class Compute(wiring.Component):
             for level in ("out", "in"):
                 field = f"{name}_factor_{level}"
                 m.d.comb += getattr(loop, field).eq(gemm[field])
-            m.d.comb += getattr(pipe, f"{name}_offset").eq(getattr(loop, f"{name}_offset"))
+            m.d.comb += [getattr(pipe, f"{name}_offset").eq(getattr(loop, f"{name}_offset")),
+                         getattr(pipe, f"{name}_past").eq(getattr(loop, f"{name}_past"))]
         m.d.comb += [
             pipe.valid.eq(loop.busy), pipe.uop_addr.eq(loop.uop_addr),
             loop.stall.eq(pipe.stall),

@@ -2,7 +2,8 @@
 
 RW registers are storage the host writes; W1S registers pulse for one cycle when written
 with bit 0 set; RO registers show a status input (``status_<bit>`` for STATUS,
-``config_id``) or a 64-bit performance counter. Counters clear on START and count while
+``config_id``), a 64-bit performance counter, or a value input (``value_<name>``: ERROR and
+the instruction indices of the units' errors). Counters clear on START and count while
 ``running``; each has an increment input ``inc_<name>`` (1 bit, wider for byte counts).
 
 The counters take ``start``, ``running`` and the increments through a register of their own
@@ -36,6 +37,13 @@ def increment_widths(cfg: Config) -> dict:
     return widths
 
 
+def value_registers() -> list:
+    """RO registers whose value comes from an input of the same name (not STATUS, the
+    config id or a counter)."""
+    return [reg for reg in REGISTERS if reg.access is Access.RO
+            and reg.name not in ("status", "config_id") and reg.name not in COUNTERS]
+
+
 class ControlRegs(wiring.Component):
     """``bus`` (AXI4-Lite slave) in front of the register map of spec/regs.py."""
 
@@ -51,6 +59,8 @@ class ControlRegs(wiring.Component):
                 members[reg.name] = Out(reg.bits)
         for bit in STATUS_BITS:
             members[f"status_{bit}"] = In(1)
+        for reg in value_registers():
+            members[f"value_{reg.name}"] = In(reg.bits)
         for name, width in increment_widths(cfg).items():
             members[f"inc_{name}"] = In(width)
         super().__init__(members)
@@ -68,6 +78,8 @@ class ControlRegs(wiring.Component):
         for bit, pos in STATUS_BITS.items():
             m.d.comb += status[pos].eq(getattr(self, f"status_{bit}"))
         sources = {"status": status, "config_id": Const(self.cfg.config_id, 32)}
+        sources.update({reg.name: getattr(self, f"value_{reg.name}")
+                        for reg in value_registers()})
         clear, counting = Signal(name="count_clear"), Signal(name="counting")
         m.d.sync += [clear.eq(self.start), counting.eq(self.running)]
         for name in COUNTERS:

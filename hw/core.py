@@ -4,11 +4,15 @@
     Load -> inp, wgt SRAM -> Compute -> out SRAM -> Store ;  four token queues between them
     Fetch, Load, Compute (uop/acc loads) read and Store writes DRAM through one AxiMaster
 
-``done`` rises when FINISH has retired and every module, queue and write has drained.
+``done`` rises when FINISH has retired, or the fetch unit refused an instruction (its
+program-order checks, hw/fetch_check.py), and every module, queue, pipe and write has
+drained. START clears the token queues and every unit's error latch, so nothing of one run,
+legal or not, reaches the next; ERROR and the units' instruction indices say what a run
+found illegal (spec/regs.py).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Cat, Module, Signal
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
@@ -65,9 +69,22 @@ class Core(wiring.Component):
         wiring.connect(m, fetch.compute_insn, compute.insn)
         wiring.connect(m, fetch.store_insn, store.insn)
         self._buffers(m, load, compute, store)
-        queues = self._tokens(m, units)
+        queues = self._tokens(m, units, regs.start)
         self._control(m, regs, units, queues, master)
+        self._errors(m, regs, units, queues)
         return m
+
+    @staticmethod
+    def _errors(m, regs, units, queues):
+        """ERROR (one code byte per unit), the units' instruction indices, STATUS.error."""
+        codes = [units[unit].error_code for unit in regmap.ERROR_UNITS]
+        faults = [queue.error for queue in queues.values()]
+        for unit in regmap.ERROR_UNITS:
+            m.d.comb += getattr(regs, f"value_error_{unit}_insn").eq(units[unit].error_index)
+        for unit in ("load", "compute", "store"):
+            m.d.comb += units[unit].clear.eq(regs.start)
+        m.d.comb += [regs.value_error.eq(Cat(*codes)),
+                     regs.status_error.eq(Cat(*codes).any() | Cat(*faults).any())]
 
     def _buffers(self, m, load, compute, store):
         cfg = self.cfg
@@ -81,11 +98,12 @@ class Core(wiring.Component):
         wiring.connect(m, compute.out_write, out.write)
         wiring.connect(m, store.out_read, out.read_0)
 
-    def _tokens(self, m, units) -> dict:
+    def _tokens(self, m, units, clear) -> dict:
         queues = {}
         for name, producer, consumer in TOKEN_WIRING:
             m.submodules[f"{name}_queue"] = queue = TokenQueue()
-            m.d.comb += [queue.push.eq(getattr(units[producer], f"push_{name}")),
+            m.d.comb += [queue.clear.eq(clear),
+                         queue.push.eq(getattr(units[producer], f"push_{name}")),
                          queue.pop.eq(getattr(units[consumer], f"pop_{name}")),
                          getattr(units[consumer], f"has_{name}").eq(queue.available)]
             queues[name] = queue
@@ -95,17 +113,16 @@ class Core(wiring.Component):
         fetch, load, compute, store = (units[n] for n in ("fetch", "load", "compute", "store"))
         running, finished = Signal(), Signal()
         idle = ~fetch.busy & ~load.busy & ~compute.busy & ~store.busy & master.write.idle \
-            & ~fetch.load_insn.valid & ~fetch.store_insn.valid
+            & ~fetch.load_insn.valid & ~fetch.store_insn.valid & ~fetch.compute_insn.valid \
+            & ~compute.pipe_busy
         with m.If(regs.start):
             m.d.sync += [running.eq(1), finished.eq(0), self.done.eq(0)]
         with m.Elif(running):
             with m.If(compute.finish):
                 m.d.sync += finished.eq(1)
-            with m.If(finished & idle):
+            with m.If((finished | fetch.aborted) & idle):
                 m.d.sync += [running.eq(0), self.done.eq(1)]
         axi = master.axi
-        error = queues["l2c"].error | queues["c2l"].error | queues["c2s"].error \
-            | queues["s2c"].error
         m.d.comb += [
             fetch.start.eq(regs.start),
             fetch.insn_addr.eq(regs.insn_addr),
@@ -116,7 +133,6 @@ class Core(wiring.Component):
             regs.status_compute_wait_l2c.eq(compute.wait_l2c),
             regs.status_compute_wait_s2c.eq(compute.wait_s2c),
             regs.status_store_wait_c2s.eq(store.waiting),
-            regs.status_error.eq(error),
             regs.inc_cycles.eq(1),
             regs.inc_fetch_busy.eq(fetch.busy), regs.inc_load_busy.eq(load.busy),
             regs.inc_compute_busy.eq(compute.busy), regs.inc_store_busy.eq(store.busy),

@@ -35,7 +35,9 @@ def log2(value: int) -> int:
 
 class DmaReader(wiring.Component):
     """Runs the LOAD in ``insn`` when ``start`` strobes; ``busy`` until the last entry is
-    written (the SRAM writes are registered: each lands a cycle after its entry)."""
+    written (the SRAM writes are registered: each lands a cycle after its entry).
+    ``overflow`` strobes for an entry past the end of the buffer (its write wraps: the
+    run is in error, hw/error_latch.py)."""
 
     def __init__(self, cfg: Config, buffer: str, pad: bool = False, two_d: bool = True):
         self.cfg, self.buffer, self.pad, self.two_d = cfg, buffer, pad, two_d
@@ -43,7 +45,7 @@ class DmaReader(wiring.Component):
         super().__init__({
             "start": In(1),
             "insn": In(INSN_BITS),
-            "busy": Out(1),
+            "busy": Out(1), "overflow": Out(1),
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "write": In(write_signature(entry_bits(cfg, buffer), cfg.depth(buffer))),
         })
@@ -90,7 +92,9 @@ class DmaReader(wiring.Component):
         writing = Signal()
         xw, yw = len(f["x_size"]) + 1, len(f["y_size"]) + 1
         row, col = Signal(yw), Signal(xw)
-        sram_addr = Signal(cfg.addr_bits(self.buffer))
+        # one bit wider than the buffer's address: set from the entry past its end on
+        aw = cfg.addr_bits(self.buffer)
+        sram_addr, base_high = Signal(aw + 1), Signal()
         # bounds, from the fields registered at start: the ones from zero tests and single
         # adds in the first setup cycle, the ones from sums of those in the second; the
         # third's row flags see them all, and nothing is written before it ends
@@ -129,7 +133,8 @@ class DmaReader(wiring.Component):
             m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
         with m.If(second_cell):
             m.d.sync += [reg.eq(value) for d in later.values() for reg, value in d.values()]
-            m.d.sync += sram_addr.eq(f["sram_base"])
+            m.d.sync += [sram_addr.eq(f["sram_base"]),
+                         base_high.eq(f["sram_base"][aw + 1:].any())]
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
         col_last = col == b["x"]["last"]
@@ -149,7 +154,8 @@ class DmaReader(wiring.Component):
         # (with a reset: a reset-less data register takes ``pad`` as its synchronous
         # reset, one flip-flop's route to hundreds of LSR pins)
         m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
-                     self.write.data.eq(Mux(pad, 0, entry))]
+                     self.write.data.eq(Mux(pad, 0, entry)),
+                     self.overflow.eq(advance & (sram_addr[aw] | base_high))]
         # the flags after an advance, from registers only: the late R-channel valid
         # (through ``advance``) meets the last multiplexer in front of ``pad``, not the tests
         stepped = {n: Signal(name=f"{n}_stepped") for n in names}

@@ -28,7 +28,8 @@ ENTRY_FIFO_DEPTH = 4
 class DmaWriter(wiring.Component):
     """Runs the STORE in ``insn`` when ``start`` strobes; ``busy`` until DRAM acked it all.
     ``insn`` must be held from the cycle before ``start`` (the Store unit's word register
-    is) until ``busy`` falls."""
+    is) until ``busy`` falls. ``overflow`` strobes for an entry read past the end of the
+    buffer (its read wraps: the run is in error, hw/error_latch.py)."""
 
     def __init__(self, cfg: Config, buffer: str = "out"):
         self.cfg, self.buffer = cfg, buffer
@@ -36,7 +37,7 @@ class DmaWriter(wiring.Component):
         super().__init__({
             "start": In(1),
             "insn": In(INSN_BITS),
-            "busy": Out(1),
+            "busy": Out(1), "overflow": Out(1),
             "dma": Out(WriteClientSignature(cfg.bus_bits)),
             "read": In(read_signature(entry_bits(cfg, buffer), cfg.depth(buffer))),
         })
@@ -74,11 +75,13 @@ class DmaWriter(wiring.Component):
                                            name="entries_total")
         left = Signal(len(entries_total))
         more = Signal()                     # left != 0, kept as a register
-        addr = Signal(self.cfg.addr_bits(self.buffer))
+        aw = self.cfg.addr_bits(self.buffer)
+        addr, base_high = Signal(aw + 1), Signal()      # a bit wider: past the end shows
         in_flight = Signal()
         with m.If(self._start):
             m.d.sync += [left.eq(entries_total), more.eq(entries_total != 0),
-                         addr.eq(insn.sram_base)]
+                         addr.eq(insn.sram_base),
+                         base_high.eq(insn.sram_base[aw + 1:].any())]
         issue = Signal()
         m.d.comb += [
             issue.eq(~self._start & more & (entries.level + in_flight < ENTRY_FIFO_DEPTH)),
@@ -86,7 +89,8 @@ class DmaWriter(wiring.Component):
             entries.w_en.eq(in_flight),
             entries.w_data.eq(self.read.data),
         ]
-        m.d.sync += in_flight.eq(issue)
+        m.d.sync += [in_flight.eq(issue),
+                     self.overflow.eq(issue & (addr[aw] | base_high))]
         with m.If(issue):
             m.d.sync += [addr.eq(addr + 1), left.eq(left - 1), more.eq(left != 1)]
         return more | in_flight

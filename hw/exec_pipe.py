@@ -61,7 +61,9 @@ from vtalab.spec.timing import EXEC_FRONT, WRITE_STAGE
 from . import pipe_hazard
 from .alu_stages import AluStages
 from .gemm import element_view
+from .error_latch import LAG_BITS
 from .gemm_tree import GemmTree
+from .index_check import index_check
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 
@@ -97,6 +99,10 @@ class ExecPipe(wiring.Component):
             "src_offset": In(widths["src"]),
             "wgt_offset": In(widths["wgt"]),
             "op": In(op_layout()),
+            **{f"{n}_past": In(1) for n in ("dst", "src", "wgt")},  # a loop offset wrapped
+            "tag": In(LAG_BITS),            # the micro-op's instruction (hw/error_latch.py)
+            "index_error": Out(1),          # an index past its buffer (hw/index_check.py)
+            "error_tag": Out(LAG_BITS),
             "stall": Out(1),
             "busy": Out(1),
             "gemm_done": Out(1),            # one micro-op retired, per cycle
@@ -233,6 +239,10 @@ class ExecPipe(wiring.Component):
             m.d.sync += [a.eq(b) for a, b in zip(idx["1d"], idx["1c"])]
             m.d.sync += [valid[2].eq(valid1d), op[2].eq(op1d)]
             m.d.sync += [a.eq(b) for a, b in zip(idx[2], idx["1d"])]
+        pasts = [getattr(self, f"{n}_past") for n in names]
+        error, tag = index_check(m, self.cfg, moving, pasts, self.tag, uop, offs1r, valid1c,
+                                 op1c, idx["1c"])
+        m.d.comb += [self.index_error.eq(error), self.error_tag.eq(tag)]
         return ([valid1, valid1a, valid1r, valid1c, valid1d], (valid1c, op1c), (valid1d, op1d),
                 idx)
 

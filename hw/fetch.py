@@ -4,6 +4,10 @@ Instructions are requested in chunks of up to ``CHUNK`` and only while the instr
 buffer has room for a whole chunk, so read data never waits on a full buffer and
 never blocks the shared R channel. A dispatcher moves each buffered instruction to the
 load queue (LOAD inp/wgt), the store queue (STORE) or the compute queue (the rest).
+
+Every instruction passes the program-order checks of hw/fetch_check.py on its way to the
+dispatcher; the first that fails is dropped with everything after it, no more instructions
+are requested, and ``aborted`` tells the core to end the run once the modules are idle.
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
 from .axi_master import FifoSlice
 from .dma_reader import log2
+from .fetch_check import FetchCheck
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 
@@ -33,6 +38,7 @@ class Fetch(wiring.Component):
         super().__init__({
             "start": In(1), "insn_addr": In(ADDR_BITS), "insn_count": In(COUNT_BITS),
             "busy": Out(1),
+            "aborted": Out(1), "error_code": Out(8), "error_index": Out(COUNT_BITS),
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "load_insn": Out(insn_stream()),
             "compute_insn": Out(insn_stream()),
@@ -87,6 +93,8 @@ class Fetch(wiring.Component):
             m.d.sync += [addr.eq(addr + requested * INSN_BYTES),
                          remaining.eq(remaining - requested),
                          requested.eq(chunk(remaining - requested))]
+        with m.If(self.aborted & ~self.start):      # the rest would only be dropped
+            m.d.sync += [remaining.eq(0), requested.eq(0)]
         return addr
 
     def _unpacker(self, m, buffer, buffer_in, chunk_addr, requested):
@@ -143,14 +151,22 @@ class Fetch(wiring.Component):
         # enable of its 130 output flip-flops) comes from the slice's level register, not
         # from the chosen queue's room. ``moved`` (leaving the slice) frees the
         # slot, so ``reserved`` counts the slice too and ``busy`` covers it.
-        m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 2)
-        m.d.comb += [slice_.i_valid.eq(buffer.r_rdy), slice_.i_data.eq(buffer.r_data),
-                     buffer.r_en.eq(slice_.i_ready)]
+        m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 3)
+        m.submodules.check = check = FetchCheck(self.cfg)
+        m.d.comb += [slice_.i_valid.eq(buffer.r_rdy),
+                     slice_.i_data.eq(Cat(buffer.r_data, check.drop)),
+                     buffer.r_en.eq(slice_.i_ready),
+                     check.start.eq(self.start), check.insn_count.eq(self.insn_count),
+                     check.insn.eq(buffer.r_data[:INSN_BITS]),
+                     check.enter.eq(buffer.r_rdy & slice_.i_ready),
+                     self.aborted.eq(check.aborted), self.error_code.eq(check.latched),
+                     self.error_index.eq(check.index)]
         insn = slice_.o_data[:INSN_BITS]
         is_load, is_store = slice_.o_data[INSN_BITS], slice_.o_data[INSN_BITS + 1]
+        drop = slice_.o_data[INSN_BITS + 2]
         moved = Signal()
-        targets = [(self.load_insn, is_load), (self.store_insn, is_store),
-                   (self.compute_insn, ~is_load & ~is_store)]
+        targets = [(self.load_insn, is_load & ~drop), (self.store_insn, is_store & ~drop),
+                   (self.compute_insn, ~is_load & ~is_store & ~drop)]
         for name, (port, chosen) in zip(("load_q", "store_q", "compute_q"), targets):
             queue = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=QUEUE_DEPTH)
             m.submodules[name] = queue
@@ -160,5 +176,7 @@ class Fetch(wiring.Component):
                          queue.r_en.eq(port.ready)]
             with m.If(chosen):
                 m.d.comb += moved.eq(slice_.o_valid & queue.w_rdy)
+        with m.If(drop):                    # a dropped instruction leaves at once
+            m.d.comb += moved.eq(slice_.o_valid)
         m.d.comb += slice_.o_ready.eq(moved)
         return moved

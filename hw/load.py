@@ -1,7 +1,8 @@
 """The load module: LOADs of the inp and wgt buffers, synchronised by tokens.
 
 Per instruction: pop a c2l token first (pop_next), run the 2-D DMA (inp with zero
-padding, wgt without), push an l2c token last (push_next).
+padding, wgt without), push an l2c token last (push_next). An entry past its buffer is
+latched as the module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, Mem
+from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .dma_reader import DmaReader
+from .error_latch import INDEX_BITS, ErrorLatch
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .sram import entry_bits, write_signature
@@ -43,6 +46,7 @@ class Load(wiring.Component):
             "inp_write": In(write_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_write": In(write_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
             "busy": Out(1), "waiting": Out(1),
+            "clear": In(1), "error_code": Out(ERROR_CODE_BITS), "error_index": Out(INDEX_BITS),
         })
 
     def elaborate(self, platform):
@@ -50,6 +54,12 @@ class Load(wiring.Component):
         cfg = self.cfg
         m.submodules.inp_dma = inp_dma = DmaReader(cfg, "inp", pad=True)
         m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False)
+        m.submodules.errors = errors = ErrorLatch()
+        m.d.comb += [errors.clear.eq(self.clear),
+                     errors.taken.eq(self.insn.valid & self.insn.ready),
+                     errors.error.eq(inp_dma.overflow | wgt_dma.overflow),
+                     errors.code.eq(ErrorCode.SRAM_RANGE),
+                     self.error_code.eq(errors.latched), self.error_index.eq(errors.index)]
         word = Signal(INSN_BITS)
         insn = data.View(isa_layouts(cfg).mem, word)
         is_wgt = Signal()

@@ -1,7 +1,8 @@
 """The store module: STOREs from the out buffer to DRAM, synchronised by tokens.
 
 Per instruction: pop a c2s token first (pop_prev), run the 2-D DMA and wait until DRAM
-acknowledged every write, push an s2c token last (push_prev).
+acknowledged every write, push an s2c token last (push_prev). An entry past the out
+buffer is latched as the module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
+from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .dma_writer import DmaWriter
+from .error_latch import INDEX_BITS, ErrorLatch
 from .interfaces import WriteClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature
@@ -29,11 +32,17 @@ class Store(wiring.Component):
             "dma": Out(WriteClientSignature(cfg.bus_bits)),
             "out_read": In(read_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
             "busy": Out(1), "waiting": Out(1),
+            "clear": In(1), "error_code": Out(ERROR_CODE_BITS), "error_index": Out(INDEX_BITS),
         })
 
     def elaborate(self, platform):
         m = Module()
         m.submodules.dma = dma = DmaWriter(self.cfg, "out")
+        m.submodules.errors = errors = ErrorLatch()
+        m.d.comb += [errors.clear.eq(self.clear),
+                     errors.taken.eq(self.insn.valid & self.insn.ready),
+                     errors.error.eq(dma.overflow), errors.code.eq(ErrorCode.SRAM_RANGE),
+                     self.error_code.eq(errors.latched), self.error_index.eq(errors.index)]
         word = Signal(INSN_BITS)
         insn = data.View(isa_layouts(self.cfg).mem, word)
         wiring.connect(m, wiring.flipped(self.dma), dma.dma)

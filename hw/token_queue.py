@@ -2,7 +2,10 @@
 
 The producer strobes ``push`` after an instruction with the matching push flag retires;
 the consumer waits for ``available`` and strobes ``pop`` before its instruction runs.
-Pushing into a full queue or popping an empty one sets the sticky ``error``.
+Pushing into a full queue or popping an empty one sets the sticky ``error`` (the fetch
+unit's program-order checks keep every queue far from full: spec/isa.py MAX_TOKENS).
+``clear`` (START) empties the queue and clears ``error``: no token of an earlier run, legal
+or not, reaches the next one.
 """
 from __future__ import annotations
 
@@ -11,8 +14,9 @@ from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec.errors import ConfigError
+from vtalab.spec.isa import TOKEN_QUEUE_DEPTH
 
-TOKEN_DEPTH = 256
+TOKEN_DEPTH = TOKEN_QUEUE_DEPTH
 
 
 class TokenQueue(wiring.Component):
@@ -25,6 +29,7 @@ class TokenQueue(wiring.Component):
         super().__init__({
             "push": In(1),
             "pop": In(1),
+            "clear": In(1),
             "available": Out(1),
             "level": Out(range(depth + 1)),
             "error": Out(1),
@@ -43,4 +48,6 @@ class TokenQueue(wiring.Component):
         # A pop of an empty queue is refused even when a push arrives in the same cycle.
         with m.If((self.push & full & ~do_pop) | (self.pop & ~self.available)):
             m.d.sync += self.error.eq(1)
+        with m.If(self.clear):
+            m.d.sync += [self.level.eq(0), self.error.eq(0)]
         return m

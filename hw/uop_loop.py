@@ -6,7 +6,10 @@
                 emit(u, dst = i*dst_factor_out + j*dst_factor_in, src likewise, wgt likewise)
 
 Offsets are kept as running sums (no multipliers) and wrap at their field widths; legal
-programs never wrap. A loop with no iterations emits nothing.
+programs never wrap, and ``<name>_past`` says an offset wrapped (it is then past every
+buffer: the exec pipe flags the micro-op). A loop with no iterations emits nothing, and
+neither does a micro-op range past the uop buffer (``uop_end > uop_depth``: the fetch unit
+refuses such an instruction before it gets here).
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ class UopLoop(wiring.Component):
             members[f"{name}_factor_out"] = In(gemm[f"{name}_factor_out"].width)
             members[f"{name}_factor_in"] = In(gemm[f"{name}_factor_in"].width)
             members[f"{name}_offset"] = Out(self.widths[name])
+            members[f"{name}_past"] = Out(1)
         super().__init__(members)
 
     def elaborate(self, platform):
@@ -57,12 +61,14 @@ class UopLoop(wiring.Component):
         i_end_m2 = Signal.like(self.iter_out)
         j_end_m2 = Signal.like(self.iter_in)
         factors = {}
-        outer = {}
+        outer, outer_past = {}, {}
         for name in OFFSETS:
             factors[name] = (Signal(self.widths[name], name=f"{name}_fo"),
                              Signal(self.widths[name], name=f"{name}_fi"))
             outer[name] = Signal(self.widths[name], name=f"{name}_outer")
-        empty = ((self.iter_out == 0) | (self.iter_in == 0) | (self.uop_end <= self.uop_bgn))
+            outer_past[name] = Signal(name=f"{name}_outer_past")
+        empty = ((self.iter_out == 0) | (self.iter_in == 0) | (self.uop_end <= self.uop_bgn)
+                 | (self.uop_end > self.cfg.uop_depth))
         one_uop = self.uop_end - 1 == self.uop_bgn
         with m.If(self.start):
             m.d.sync += [
@@ -76,7 +82,8 @@ class UopLoop(wiring.Component):
                 fo, fi = factors[name]
                 m.d.sync += [fo.eq(getattr(self, f"{name}_factor_out")),
                              fi.eq(getattr(self, f"{name}_factor_in")),
-                             outer[name].eq(0), getattr(self, f"{name}_offset").eq(0)]
+                             outer[name].eq(0), getattr(self, f"{name}_offset").eq(0),
+                             outer_past[name].eq(0), getattr(self, f"{name}_past").eq(0)]
         with m.Elif(self.busy & ~self.stall):
             with m.If(~u_last):
                 m.d.sync += [self.uop_addr.eq(self.uop_addr + 1),
@@ -87,14 +94,18 @@ class UopLoop(wiring.Component):
                     m.d.sync += [j.eq(j + 1), j_last.eq(j == j_end_m2)]
                     for name in OFFSETS:
                         offset = getattr(self, f"{name}_offset")
-                        m.d.sync += offset.eq(offset + factors[name][1])
+                        past = getattr(self, f"{name}_past")
+                        wide = offset + factors[name][1]          # one bit wider: the carry
+                        m.d.sync += [offset.eq(wide), past.eq(past | wide[-1])]
                 with m.Elif(~i_last):
                     m.d.sync += [j.eq(0), j_last.eq(j_single), i.eq(i + 1),
                                  i_last.eq(i == i_end_m2)]
                     for name in OFFSETS:
                         new_outer = outer[name] + factors[name][0]
-                        m.d.sync += [outer[name].eq(new_outer),
-                                     getattr(self, f"{name}_offset").eq(new_outer)]
+                        now_past = outer_past[name] | new_outer[-1]
+                        m.d.sync += [outer[name].eq(new_outer), outer_past[name].eq(now_past),
+                                     getattr(self, f"{name}_offset").eq(new_outer),
+                                     getattr(self, f"{name}_past").eq(now_past)]
                 with m.Else():
                     m.d.sync += self.busy.eq(0)
         return m

@@ -4,7 +4,11 @@ Every backend (the functional simulator now; the Verilator RTL model and FPGA bo
 later) implements the same protocol, so runtime tests and compiled programs run on any of
 them unchanged. A backend subclasses ``DeviceBase`` and supplies three primitives: write
 bytes to DRAM, read bytes from DRAM, and run ``count`` instructions fetched from a DRAM
-byte address. Allocation, bounds checks, copies and the context manager are shared.
+byte address. Allocation, bounds checks, copies and the context manager are shared, and so
+is the validator (runtime/validate.py) every run passes first, so that an illegal program
+stops with the same error on every backend before it runs: ``validate=False`` (for the
+device, or for one run) skips it for trusted programs; each backend still stops an illegal
+one with the same kind of error, naming the same instruction, from its own checks.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from vtalab.spec.errors import DeviceError
 from vtalab.spec.isa import INSN_BYTES
 
 from .alloc import DramAllocator
+from .validate import Validator
 
 BUFFERS = ("uop", "inp", "wgt", "acc", "out")
 
@@ -54,7 +59,7 @@ class Device(Protocol):
     def free(self, buf: Buffer) -> None: ...
     def copy_in(self, buf: Buffer, data, offset: int = 0) -> None: ...
     def copy_out(self, buf: Buffer, dtype=np.uint8, shape=None, offset: int = 0) -> np.ndarray: ...
-    def run(self, insn_addr: int, insn_count: int) -> dict: ...
+    def run(self, insn_addr: int, insn_count: int, validate: bool | None = None) -> dict: ...
     def close(self) -> None: ...
 
 
@@ -67,11 +72,15 @@ class DeviceBase(abc.ABC):
     """Shared behaviour of all backends; subclasses implement the three ``_`` primitives."""
     backend = "abstract"
 
-    def __init__(self, cfg: Config, dram_bytes: int):
+    def __init__(self, cfg: Config, dram_bytes: int, validate: bool = True):
         if not isinstance(cfg, Config):
             raise DeviceError(f"cfg must be a Config, not {type(cfg).__name__}")
+        if not isinstance(validate, bool):
+            raise DeviceError(f"validate must be True or False, not {validate!r}")
         self.cfg = cfg
         self.dram_bytes = dram_bytes
+        self.validate = validate
+        self.validator = Validator(cfg, dram_bytes)
         self.allocator = DramAllocator(dram_bytes, align=default_alignment(cfg))
         self.last_counters: dict = {}
         self._closed = False
@@ -129,8 +138,9 @@ class DeviceBase(abc.ABC):
         return raw.view(dtype).reshape(shape)
 
     # ---- execution ----------------------------------------------------------------------
-    def run(self, insn_addr: int, insn_count: int) -> dict:
-        """Run ``insn_count`` instructions fetched from DRAM byte address ``insn_addr``."""
+    def run(self, insn_addr: int, insn_count: int, validate: bool | None = None) -> dict:
+        """Run ``insn_count`` instructions fetched from DRAM byte address ``insn_addr``,
+        validated first unless ``validate`` (default: the device's) is False."""
         self._check_open()
         if isinstance(insn_addr, Buffer):
             insn_addr = insn_addr.addr
@@ -143,8 +153,16 @@ class DeviceBase(abc.ABC):
         if end > self.dram_bytes:
             raise DeviceError(f"instructions {insn_addr:#x}..{end - 1:#x} must lie inside "
                               f"DRAM ({self.dram_bytes} bytes)")
+        if self.validate if validate is None else validate:
+            raw = np.asarray(self._read_dram(insn_addr, end - insn_addr)).tobytes()
+            self.validator.check(raw, self._read_dram_within)
         self.last_counters = dict(self._execute(insn_addr, insn_count))
         return dict(self.last_counters)
+
+    def _read_dram_within(self, addr: int, nbytes: int) -> np.ndarray:
+        """DRAM bytes from ``addr``, cut short (or empty) where they would leave it."""
+        nbytes = max(0, min(nbytes, self.dram_bytes - addr))
+        return np.asarray(self._read_dram(addr, nbytes)) if nbytes else np.zeros(0, np.uint8)
 
     # ---- life cycle ---------------------------------------------------------------------
     @property

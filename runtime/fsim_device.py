@@ -1,4 +1,7 @@
-"""The "fsim" backend: the bit-exact functional simulator behind the Device protocol."""
+"""The "fsim" backend: the bit-exact functional simulator behind the Device protocol.
+
+With ``validate=False`` the simulator's own checks stop an illegal program, at the same
+instruction and with the same kind of error as the validator (sim/fsim.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,10 +20,10 @@ class FsimDevice(DeviceBase):
     """
     backend = "fsim"
 
-    def __init__(self, cfg: Config, dram_bytes: int = DEFAULT_DRAM_BYTES):
+    def __init__(self, cfg: Config, dram_bytes: int = DEFAULT_DRAM_BYTES, validate: bool = True):
         if isinstance(dram_bytes, bool) or not isinstance(dram_bytes, int) or dram_bytes <= 0:
             raise DeviceError(f"dram_bytes must be a positive integer, not {dram_bytes!r}")
-        super().__init__(cfg, dram_bytes)
+        super().__init__(cfg, dram_bytes, validate)
         self.sim = FunctionalSimulator(cfg, dram_bytes=dram_bytes)
 
     def _write_dram(self, addr: int, data: np.ndarray) -> None:

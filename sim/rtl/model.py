@@ -2,8 +2,11 @@
 
 ``RtlModel`` owns one simulated Core and its DRAM (a numpy view of the harness's memory,
 so copies in and out are plain numpy slicing). ``run`` drives the control registers,
-clocks the design to done and returns the hardware's performance counters; a cycle limit
-turns a hang into a WatchdogError naming the waiting modules and queues.
+clocks the design to done and returns the hardware's performance counters; what the run
+found illegal (the ERROR registers, a burst past DRAM) is left in ``last_errors`` for the
+runtime to name (runtime/hw_errors.py). A cycle limit turns a hang into a WatchdogError,
+and a stall (no module running, no bus traffic) into a DeadlockError, both naming the
+waiting modules and queues; after those the core is reset.
 """
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from vtalab.spec import Config
-from vtalab.spec.errors import DeviceError, SimError, TokenError, WatchdogError
-from vtalab.spec.regs import COUNTERS, STATUS_BITS, register
+from vtalab.spec.errors import DeadlockError, DeviceError, SimError, WatchdogError
+from vtalab.spec.regs import COUNTERS, ERROR_UNITS, STATUS_BITS, register
 
 from .build import library
 
@@ -36,6 +39,7 @@ _SIGNATURES = {
     "vt_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint64]),
     "vt_cycle": (ctypes.c_uint64, [ctypes.c_void_p]),
     "vt_error": (ctypes.c_char_p, [ctypes.c_void_p]),
+    "vt_dram_error": (ctypes.c_char_p, [ctypes.c_void_p]),
     "vt_begun": (ctypes.c_uint64, [ctypes.c_void_p, ctypes.c_int]),
     "vt_timeline": (None, [ctypes.c_void_p, ctypes.c_int]),
     "vt_event_count": (ctypes.c_uint64, [ctypes.c_void_p]),
@@ -79,6 +83,7 @@ class RtlModel:
                  trace: str | None = None, echo=None, lib_path=None):
         self.cfg = cfg
         self.trace = trace
+        self.last_errors: dict = {}
         self.lib_path = Path(lib_path) if lib_path else library(cfg, trace=trace, echo=echo)
         self._lib = _load(str(self.lib_path))
         self._handle = self._lib.vt_create(dram_bytes, timing.seed)
@@ -115,24 +120,37 @@ class RtlModel:
     # ---- running ------------------------------------------------------------------------
     def run(self, insn_addr: int, insn_count: int, cycle_limit: int = DEFAULT_CYCLE_LIMIT,
             timeline: bool = False) -> dict:
-        """Run to done; the hardware counters. Raises WatchdogError past ``cycle_limit``."""
+        """Run to done; the hardware counters (what was illegal: ``last_errors``). Raises
+        RtlWatchdog past ``cycle_limit``, RtlStall when nothing can move any more."""
         self._lib.vt_timeline(self._handle, int(timeline))
+        self.last_errors = {}
         code = self._lib.vt_run(self._handle, insn_addr, insn_count, cycle_limit)
-        if code == 1:
+        if code in (1, 3):
             waits = self.waits()
             started = {m: self._lib.vt_begun(self._handle, k) for k, m in enumerate(MODULES)}
             self.reset()
-            raise RtlWatchdog(cycle_limit, waits, started)
+            raise RtlWatchdog(cycle_limit, waits, started) if code == 1 else \
+                RtlStall(waits, started)
         if code == 2:
             message = self._lib.vt_error(self._handle).decode()
             self.reset()
-            raise SimError(f"AXI traffic must follow the protocol and stay in DRAM: {message}")
-        status = self.status()
-        if "error" in status:
-            self.reset()
-            raise TokenError("token queues must never overflow or underflow, but the "
-                             "hardware flagged a queue error (STATUS.error)")
+            raise SimError(f"AXI traffic must follow the protocol: {message}")
+        self.last_errors = self.errors()
         return self.counters()
+
+    def errors(self) -> dict:
+        """What the last run found illegal: {} for a clean run, else STATUS.error, ERROR,
+        the units' instruction indices (``error_<unit>_insn``) and ``dram`` (the first
+        burst past DRAM, a message) where there are any."""
+        found = {}
+        dram = self._lib.vt_dram_error(self._handle).decode()
+        if dram:
+            found["dram"] = dram
+        if "error" in self.status():
+            found["error"] = self.read("error")
+            for unit in ERROR_UNITS:
+                found[f"error_{unit}_insn"] = self.read(f"error_{unit}_insn")
+        return found
 
     def waits(self) -> list[tuple[str, str]]:
         """(module, queue) for each module now waiting on a dependency token."""
@@ -166,6 +184,17 @@ class RtlModel:
             self.dram = None
             self._lib.vt_destroy(self._handle)
             self._handle = None
+
+
+class RtlStall(DeadlockError):
+    """No module running and no bus traffic for a while, yet not done: which modules wait
+    on which queues, and how many instructions each began."""
+
+    def __init__(self, waits: list, started: dict):
+        self.waits, self.started = waits, started
+        what = "; ".join(f"{m} module waits on queue {q}" for m, q in waits) or \
+            "no module waits on a token"
+        super().__init__(f"deadlock: no module can proceed; {what}")
 
 
 class RtlWatchdog(WatchdogError):

@@ -1,0 +1,130 @@
+"""The fetch unit's program-order checks (spec/legality.py, in the same order).
+
+Each instruction is checked as it enters the dispatch slice (``enter``), in program order,
+from the buffer's registered output: its encoding, its module's dependency flags, its
+2-D stride and micro-op range, and the tokens it pops and pushes against counts of the
+queues *in program order* (four small counters: a pop of a queue no earlier instruction
+pushed into is the deadlock it would cause, found before anything waits). The first
+failing instruction's code and program index are latched (``latched``, ``index``) and it
+and every later instruction are dropped (``drop``); ``aborted`` then ends the run once the
+modules have finished the instructions before it. ``start`` clears everything.
+"""
+from __future__ import annotations
+
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, wiring
+from amaranth.lib.wiring import In, Out
+
+from vtalab.spec import Config
+from vtalab.spec.isa import INSN_BITS, MAX_TOKENS, AluOp, Mem, Opcode
+from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
+
+from .isa_layout import isa_layouts
+
+COUNT_BITS = 32
+QUEUES = ("l2c", "c2l", "c2s", "s2c")
+
+
+class FetchCheck(wiring.Component):
+    def __init__(self, cfg: Config):
+        self.cfg = cfg
+        super().__init__({
+            "start": In(1), "insn_count": In(COUNT_BITS),
+            "insn": In(INSN_BITS), "enter": In(1),
+            "code": Out(ERROR_CODE_BITS),          # this instruction's, combinational
+            "drop": Out(1),
+            "aborted": Out(1), "latched": Out(ERROR_CODE_BITS), "index": Out(COUNT_BITS),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        lay = isa_layouts(self.cfg)
+        mem, gemm, alu = (data.View(v, self.insn) for v in (lay.mem, lay.gemm, lay.alu))
+        last = self._last(m)
+        route = self._route(mem)
+        pops, pushes = self._token_flags(mem, route)
+        token_codes = self._tokens(m, mem, pops, pushes)
+        op = mem.opcode
+        is_mem = (op == Opcode.LOAD) | (op == Opcode.STORE)
+        finish_seen = Signal()
+        conditions = [                     # in ErrorCode order: the first true one counts
+            (ErrorCode.AFTER_FINISH, finish_seen),
+            (ErrorCode.OPCODE, op > Opcode.ALU),
+            (ErrorCode.MEMORY_TYPE, ((op == Opcode.LOAD) & (mem.memory_type > Mem.ACC))
+             | ((op == Opcode.STORE) & (mem.memory_type != Mem.OUT))),
+            (ErrorCode.ALU_OPCODE, (op == Opcode.ALU) & (alu.alu_opcode > max(AluOp))),
+            (ErrorCode.TOKEN_FLAG, (route["load"] & (mem.pop_prev | mem.push_prev))
+             | (route["store"] & (mem.pop_next | mem.push_next))),
+            (ErrorCode.STRIDE, is_mem & (mem.memory_type != Mem.UOP) & (mem.y_size > 1)
+             & (mem.x_stride < mem.x_size)),
+            (ErrorCode.UOP_RANGE, ((op == Opcode.GEMM) | (op == Opcode.ALU))
+             & (gemm.uop_end > self.cfg.uop_depth)),
+            *token_codes,
+            (ErrorCode.NO_FINISH, last & (op != Opcode.FINISH)),
+        ]
+        for code, condition in reversed(conditions):
+            with m.If(condition):
+                m.d.comb += self.code.eq(code)
+        m.d.comb += self.drop.eq(self.aborted | (self.code != 0))
+        with m.If(self.start):
+            m.d.sync += [finish_seen.eq(0), self.aborted.eq(0), self.latched.eq(0),
+                         self.index.eq(0)]
+        with m.Elif(self.enter & ~self.aborted):
+            m.d.sync += finish_seen.eq(finish_seen | (op == Opcode.FINISH))
+            with m.If(self.code != 0):
+                m.d.sync += [self.aborted.eq(1), self.latched.eq(self.code)]
+            with m.Else():
+                m.d.sync += self.index.eq(self.index + 1)
+        return m
+
+    def _last(self, m) -> Signal:
+        """Whether the entering instruction is the program's last (a registered flag)."""
+        left, last = Signal(COUNT_BITS), Signal()
+        with m.If(self.start):
+            m.d.sync += [left.eq(self.insn_count), last.eq(self.insn_count == 1)]
+        with m.Elif(self.enter):
+            m.d.sync += [left.eq(left - 1), last.eq(left == 2)]
+        return last
+
+    @staticmethod
+    def _route(mem) -> dict:
+        """The module the dispatcher sends the instruction to (hw/fetch.py's decode)."""
+        load = (mem.opcode == Opcode.LOAD) & ((mem.memory_type == Mem.INP)
+                                              | (mem.memory_type == Mem.WGT))
+        store = mem.opcode == Opcode.STORE
+        return {"load": load, "store": store, "compute": ~load & ~store}
+
+    @staticmethod
+    def _token_flags(mem, route) -> tuple[dict, dict]:
+        """Per queue: whether the instruction pops / pushes it (spec.isa.FLAG_QUEUES)."""
+        load, compute, store = route["load"], route["compute"], route["store"]
+        pops = {"l2c": compute & mem.pop_prev, "s2c": compute & mem.pop_next,
+                "c2l": load & mem.pop_next, "c2s": store & mem.pop_prev}
+        pushes = {"l2c": load & mem.push_next, "c2l": compute & mem.push_prev,
+                  "c2s": compute & mem.push_next, "s2c": store & mem.push_prev}
+        return pops, pushes
+
+    def _tokens(self, m, mem, pops, pushes) -> list:
+        """Program-order token counts (with registered zero / one / full flags, so the
+        checks are gates on flip-flops) and the three token conditions."""
+        empty, full, left = [], [], []
+        for q in QUEUES:
+            count = Signal(range(MAX_TOKENS + 2), name=f"tokens_{q}")
+            zero, one, top = (Signal(name=f"tokens_{q}_{n}") for n in ("zero", "one", "full"))
+            nxt = count + pushes[q] - pops[q]
+            with m.If(self.start):
+                m.d.sync += [count.eq(0), zero.eq(1), one.eq(0), top.eq(0)]
+            with m.Elif(self.enter):
+                m.d.sync += [count.eq(nxt), zero.eq(nxt == 0), one.eq(nxt == 1),
+                             top.eq(nxt == MAX_TOKENS)]
+            empty.append(pops[q] & zero)
+            full.append(pushes[q] & top)
+            # left after this instruction: pushed, or popped from more than one, or held
+            left.append(pushes[q] | (pops[q] & ~one) | (~pops[q] & ~zero))
+        finish = mem.opcode == Opcode.FINISH
+        return [(ErrorCode.TOKEN_EMPTY, _any(empty)), (ErrorCode.TOKEN_FULL, _any(full)),
+                (ErrorCode.TOKEN_LEFT, finish & _any(left))]
+
+
+def _any(bits):
+    return Cat(*bits).any()
