@@ -1,203 +1,47 @@
 """Independent int8 reference interpreter of a quantised graph.
 
-Integer ops are evaluated exactly as the accelerator computes them: int8 x int8 products
-accumulated exactly (int64, or float64 BLAS where every partial sum is an integer below
-2**53) and wrapped to int32 (two's complement), wrapping int32 adds,
-arithmetic shifts (a negative amount shifts left), clips, and narrowing casts that keep the
-low bits. Its integer kernels share no code with the float interpreter, so the accelerator's
-results (and the compiler's rewrites) can be checked against it bit for bit. Float ops
-between `dequantize` / `quantize` nodes are delegated to the float interpreter.
+Integer ops are evaluated exactly as the accelerator computes them, by each op's `int8`
+kernel (kernels_int.py: int8 x int8 products accumulated exactly and wrapped to int32,
+wrapping adds, arithmetic shifts, clips, narrowing casts). Those kernels share no code with
+the float interpreter, so the accelerator's results (and the compiler's rewrites) can be
+checked against them bit for bit. Float ops between `dequantize` / `quantize` nodes, and
+ONNX's own integer tensors (shapes, indices), run the float reference.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
 
 from .errors import GraphError
-from .interp import FLOAT_OPS, execute, run_body
+from .interp import execute, run_body
 from .ir import Graph, Node
-from .layout import pack_array, unpack_array
+from .kernels_int import int_conv2d, int_dense, shift_right, wrap32  # noqa: F401 (API)
+from .opdef import opdef
 
 
-def wrap32(values: np.ndarray) -> np.ndarray:
-    """Two's-complement wrap of integer values (int64, or exact integers in float64) to
-    int32."""
-    return np.asarray(values).astype(np.int64).astype(np.int32)
+def _dispatch(node: Node, *args) -> np.ndarray:
+    """The int8 kernel for integer operands (or always, where the op says so), else the
+    float reference."""
+    if node.op == "fused_elementwise":
+        return run_body(node, args, _kernel_for)
+    d = opdef(node.op, node.name)
+    integer = bool(args) and args[0].dtype.kind in "iu"
+    if d.int8 is not None and (d.int8_always or integer or d.reference is None):
+        return d.int8(node, *args)
+    if integer and d.quant != "float":
+        raise GraphError(f"op of integer node {node.name!r} must be one the int8 "
+                         f"reference runs, not {node.op!r}")
+    if d.reference is None:
+        raise GraphError(f"op of node {node.name!r} must be one the reference "
+                         f"interpreters run, not {node.op!r}")
+    return d.reference(node, *args)
 
 
-def _int_windows(x, kernel, strides, dilations, pads, fill):
-    top, left, bottom, right = pads
-    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
-    (kh, kw), (sh, sw), (dh, dw) = kernel, strides, dilations
-    ho = (xp.shape[2] - dh * (kh - 1) - 1) // sh + 1
-    wo = (xp.shape[3] - dw * (kw - 1) - 1) // sw + 1
-    view = sliding_window_view(xp, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
-    return view[:, :, :ho * sh:sh, :wo * sw:sw, ::dh, ::dw]
-
-
-def _exact_dtype(x: np.ndarray, w: np.ndarray, terms: int):
-    """float64 when every partial sum is an integer below 2**53 (so BLAS is exact), else
-    int64. int8 x int8 products are at most 2**14: float64 is exact up to 2**39 terms."""
-    bound = float(np.abs(x).max(initial=0)) * float(np.abs(w).max(initial=0)) * terms
-    return np.float64 if bound < 2.0 ** 53 else np.int64
-
-
-def int_conv2d(x: np.ndarray, w: np.ndarray, strides, pads, dilations, groups) -> np.ndarray:
-    """NCHW int8 convolution with OIHW int8 weights -> int32 (wrapping)."""
-    dtype = _exact_dtype(x, w, int(np.prod(w.shape[1:])))
-    cols = _int_windows(x.astype(dtype), w.shape[2:], strides, dilations, pads, 0)
-    n, c, ho, wo, kh, kw = cols.shape
-    o, cg = w.shape[:2]
-    w64 = w.astype(dtype)
-    if groups == 1:
-        acc = np.tensordot(cols, w64, axes=([1, 4, 5], [1, 2, 3])).transpose(0, 3, 1, 2)
-    else:
-        cols = cols.reshape(n, groups, cg, ho, wo, kh, kw)
-        acc = np.einsum("ngchwij,gocij->ngohw", cols,
-                        w64.reshape(groups, o // groups, cg, kh, kw)).reshape(n, o, ho, wo)
-    return wrap32(acc)
-
-
-def int_dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    dtype = _exact_dtype(x, w, x.shape[-1])
-    return wrap32(x.astype(dtype) @ w.astype(dtype).T)
-
-
-def shift_right(x: np.ndarray, amount) -> np.ndarray:
-    """Arithmetic shift right of int32 values; a negative amount shifts left (wrapping)."""
-    x64 = x.astype(np.int64)
-    a = np.clip(np.asarray(amount, np.int64), -32, 63)
-    return wrap32(np.where(a >= 0, x64 >> np.maximum(a, 0), x64 << np.maximum(-a, 0)))
-
-
-def _packed_call(node: Node, x: np.ndarray, w: np.ndarray, compute) -> np.ndarray:
-    """Run a plain-layout kernel on packed operands: unpack (padding kept), compute, pack."""
-    if node.attr("layout", "plain") != "packed":
-        return compute(x, w)
-    full = lambda a: (a.shape[0] * a.shape[-2], a.shape[1] * a.shape[-1]) + a.shape[2:-2]
-    out = compute(unpack_array(x, full(x)), unpack_array(w, full(w)))
-    return pack_array(out, (x.shape[-2], w.shape[-2]))
-
-
-def _conv(node, x, w, b=None):
-    conv = lambda xa, wa: int_conv2d(xa, wa, node.attr("strides", (1, 1)),
-                                     node.attr("pads", (0, 0, 0, 0)),
-                                     node.attr("dilations", (1, 1)), node.attr("groups", 1))
-    acc = _packed_call(node, x, w, conv)
-    return acc if b is None else wrap32(acc.astype(np.int64) + b)
-
-
-def _dense(node, x, w, b=None):
-    acc = _packed_call(node, x, w, int_dense)
-    return acc if b is None else wrap32(acc.astype(np.int64) + b)
-
-
-def _accel(node, x, w, bias=None, residual=None):
-    """Fused accelerator op: GEMM, + bias, + aligned residual, >> shift, clip, narrow."""
-    acc = (_conv if node.op.endswith("conv2d") else _dense)(node, x, w).astype(np.int64)
-    if bias is not None:
-        acc = wrap32(acc + bias).astype(np.int64)
-    if residual is not None:
-        aligned = shift_right(residual.astype(np.int32), node.attr("residual_shr", 0))
-        acc = wrap32(acc + aligned).astype(np.int64)
-    acc = shift_right(wrap32(acc), node.attr("shift", 0))
-    acc = np.clip(acc, node.attr("lo", -2 ** 31), node.attr("hi", 2 ** 31 - 1))
-    return acc.astype(node.attr("out_dtype", "int8"))
-
-
-def _max_pool(node, x):
-    """Max pooling over int8 (padding never wins: it is the dtype's minimum)."""
-    kernel, strides = node.attr("kernel"), node.attr("strides", (1, 1))
-    dilations = node.attr("dilations", (1, 1))
-    top, left, bottom, right = node.attr("pads", (0, 0, 0, 0))
-    if node.attr("ceil_mode", 0):  # extra rows/columns so the last partial window exists
-        for axis, (k, st, d) in enumerate(zip(kernel, strides, dilations)):
-            size = x.shape[2 + axis] + (top, left)[axis] + (bottom, right)[axis]
-            span = d * (k - 1) + 1
-            out = -(-(size - span) // st) + 1
-            if (out - 1) * st >= x.shape[2 + axis] + (top, left)[axis]:
-                out -= 1
-            extra = max(0, (out - 1) * st + span - size)
-            bottom, right = (bottom + extra, right) if axis == 0 else (bottom, right + extra)
-    cols = _int_windows(x, kernel, strides, dilations, (top, left, bottom, right),
-                        np.iinfo(x.dtype).min)
-    return cols.max(axis=(4, 5))
-
-
-def _exponent(node: Node) -> int:
-    scale = float(np.asarray(node.attr("scale")))
-    e = -np.log2(scale)
-    if np.asarray(node.attr("scale")).size != 1 or e != np.round(e) or \
-            np.any(np.asarray(node.attr("zero_point")) != 0):
-        raise GraphError(f"scale of {node.op} node {node.name!r} must be a power of two with "
-                         f"zero point 0, not {scale} (not a power-of-two quantised graph)")
-    return int(np.round(e))
-
-
-def _quantize(node, x):
-    q = np.rint(x.astype(np.float64) * 2.0 ** _exponent(node))
-    return np.clip(q, -128, 127).astype(np.int8)
-
-
-def _dequantize(node, x):
-    return (x.astype(np.float64) * 2.0 ** -_exponent(node)).astype(np.float32)
-
-
-def _int_pad(node, x):
-    pads = node.attr("pads")
-    rank = x.ndim
-    return np.pad(x, [(pads[i], pads[i + rank]) for i in range(rank)])
-
-
-INT_OPS = {
-    "conv2d": _conv,
-    "dense": _dense,
-    "accel_conv2d": _accel,
-    "accel_dense": _accel,
-    "qconv2d": _accel,
-    "qdense": _accel,
-    "add": lambda n, a, b: wrap32(a.astype(np.int64) + b),
-    "sub": lambda n, a, b: wrap32(a.astype(np.int64) - b),
-    "mul": lambda n, a, b: wrap32(a.astype(np.int64) * b),
-    "shr": lambda n, x: shift_right(x, n.attr("amount", 0)),
-    "clip": lambda n, x: np.clip(x, n.attr("lo"), n.attr("hi")).astype(x.dtype),
-    "cast": lambda n, x: x.astype(n.attr("dtype")),
-    "max_pool": _max_pool,
-    "flatten": lambda n, x: x.reshape(int(np.prod(x.shape[:n.attr("axis", 1)])), -1),
-    "reshape": lambda n, x: x.reshape(n.attr("shape")),
-    "transpose": lambda n, x: np.ascontiguousarray(x.transpose(n.attr("perm"))),
-    "pad": _int_pad,
-    "pack": lambda n, x: pack_array(x, n.attr("blocks")),
-    "unpack": lambda n, x: unpack_array(x, n.attr("shape")),
-}
-PRECISION_OPS = {"quantize": _quantize, "dequantize": _dequantize}
-
-
-class _Dispatch(dict):
-    """Kernel table: integer kernels for integer operands, float kernels otherwise."""
-
-    def __missing__(self, op):
-        if op == "fused_elementwise":
-            self[op] = lambda node, *args: run_body(node, args, self)
-            return self[op]
-
-        def kernel(node, *args):
-            if op in PRECISION_OPS:
-                return PRECISION_OPS[op](node, *args)
-            integer = args and args[0].dtype.kind in "iu"
-            if integer or op in INT_OPS and op not in FLOAT_OPS:
-                if op not in INT_OPS:
-                    raise GraphError(f"op of integer node {node.name!r} must be one the int8 "
-                                     f"reference runs, not {op!r}")
-                return INT_OPS[op](node, *args)
-            if op not in FLOAT_OPS:
-                raise GraphError(f"op of node {node.name!r} must be one the reference "
-                                 f"interpreters run, not {op!r}")
-            return FLOAT_OPS[op](node, *args)
-        self[op] = kernel
-        return kernel
+def _kernel_for(node: Node) -> Callable:
+    return _dispatch
 
 
 def run_int8(graph: Graph, feeds, keep_all: bool = False) -> dict[str, np.ndarray]:
     """Evaluate a quantised graph (plain, packed or fused) with exact integer arithmetic."""
-    return execute(graph, feeds, _Dispatch(), keep_all)
+    return execute(graph, feeds, _kernel_for, keep_all)

@@ -16,7 +16,8 @@ import numpy as np
 
 from .errors import GraphError
 
-DTYPES = ("float32", "int8", "uint8", "int32", "int64", "bool")
+DTYPES = ("float32", "int8", "uint8", "int32", "int64", "bool", "float16", "float64", "int16",
+          "uint16", "uint32", "uint64")
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .ops import conv_out_size
+from .shapes import conv_out_size
 
 
 def pad_spatial(x: np.ndarray, pads, value=0) -> np.ndarray:
@@ -123,3 +123,70 @@ def requantize_float(acc: np.ndarray, multiplier: np.ndarray, zero_point, dtype)
     scaled = acc.astype(np.float32) * multiplier.astype(np.float32)
     q = np.rint(scaled).astype(np.float64) + np.asarray(zero_point).astype(np.float64)
     return np.clip(q, info.min, info.max).astype(dtype)
+
+
+def pool_nd(x, kind: str, kernel, strides, pads, dilations=None, ceil_mode=0,
+            count_include_pad=0) -> np.ndarray:
+    """N-D max ("max") or average ("avg") pooling over the axes after N, C (ONNX semantics:
+    `pads` = begins + ends; with ceil_mode the last window may overhang the end padding,
+    and the overhang never counts for the average)."""
+    rank = len(kernel)
+    dilations = tuple(dilations or (1,) * rank)
+    size = x.shape[2:]
+    out = [conv_out_size(size[i], kernel[i], strides[i], pads[i], pads[rank + i],
+                         dilations[i], bool(ceil_mode)) for i in range(rank)]
+    span = [dilations[i] * (kernel[i] - 1) + 1 for i in range(rank)]
+    end = [max(0, (out[i] - 1) * strides[i] + span[i] - size[i] - pads[i]) for i in range(rank)]
+    axes = tuple(range(2, 2 + rank))
+    picks = tuple(slice(None, (out[i] - 1) * strides[i] + 1, strides[i]) for i in range(rank)) \
+        + tuple(slice(None, None, d) for d in dilations)
+
+    def view(a, fill):
+        padded = np.pad(a, [(0, 0)] * (a.ndim - rank) + [(pads[i], end[i]) for i in range(rank)],
+                        constant_values=fill)
+        return sliding_window_view(padded, span, axis=axes)[(slice(None), slice(None)) + picks]
+
+    window_axes = tuple(range(2 + rank, 2 + 2 * rank))
+    if kind == "max":
+        low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        return view(x, low).max(axis=window_axes)
+    sums = view(x, 0).sum(axis=window_axes)
+    ones = np.ones((1, 1) + size, x.dtype)
+    if count_include_pad:  # padding counts, the ceil_mode overhang does not
+        region = np.pad(ones, [(0, 0), (0, 0)] + [(pads[i], pads[rank + i]) for i in range(rank)],
+                        constant_values=1)
+        region = region[(slice(None), slice(None)) +
+                        tuple(slice(None, pads[i] + size[i] + end[i]) for i in range(rank))]
+        extra = [max(0, end[i] - pads[rank + i]) for i in range(rank)]
+        region = np.pad(region, [(0, 0), (0, 0)] + [(0, e) for e in extra])
+        counts = sliding_window_view(region, span, axis=axes)[
+            (slice(None), slice(None)) + picks].sum(axis=window_axes)
+    else:
+        counts = view(ones, 0).sum(axis=window_axes)
+    return (sums / counts).astype(x.dtype)
+
+
+def conv_transpose(x, w, strides, pads, dilations, groups=1, output_padding=None):
+    """N-D transposed convolution: x [N, C, ...], w [C, M/groups, ...] -> [N, M, ...]."""
+    rank = x.ndim - 2
+    n, c = x.shape[:2]
+    mg = w.shape[1]
+    kernel = w.shape[2:]
+    output_padding = tuple(output_padding or (0,) * rank)
+    full = [strides[i] * (x.shape[2 + i] - 1) + dilations[i] * (kernel[i] - 1) + 1 +
+            output_padding[i] for i in range(rank)]
+    out = np.zeros((n, mg * groups) + tuple(full), np.result_type(x, w))
+    cg = c // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * cg:(g + 1) * cg]
+        cols = np.tensordot(xs, ws, axes=([1], [0]))    # N, *in, M/g, *kernel
+        cols = np.moveaxis(cols, 1 + rank, 1)           # N, M/g, *in, *kernel
+        for tap in np.ndindex(*kernel):
+            where = tuple(slice(tap[i] * dilations[i],
+                                tap[i] * dilations[i] + strides[i] * (x.shape[2 + i] - 1) + 1,
+                                strides[i]) for i in range(rank))
+            out[(slice(None), slice(g * mg, (g + 1) * mg)) + where] += \
+                cols[(Ellipsis,) + tap]
+    crop = tuple(slice(pads[i], full[i] - pads[rank + i]) for i in range(rank))
+    return np.ascontiguousarray(out[(slice(None), slice(None)) + crop])

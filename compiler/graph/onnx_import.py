@@ -1,8 +1,11 @@
-"""ONNX -> graph IR import (opsets 13-20, static shapes).
+"""ONNX -> graph IR import (opsets 13 to the newest the installed onnx defines, static
+shapes).
 
 `load_onnx(path_or_bytes_or_model)` checks the file, the opset and every input shape, then
-converts node by node (converters in `onnx_ops.py`). Anything it cannot represent is a
-`ModelError` naming the node / input; nothing is silently misparsed.
+converts node by node with the converter the op table registers for the node's op type
+(opdef.py, opdefs/), at the node's schema version. Anything it cannot represent is a
+`ModelError` naming the node / input, the opset and the reason; nothing is silently
+misparsed.
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from .errors import ModelError, UnsupportedOpError
 from .ir import Graph, GraphBuilder
 from .verify import verify
 
-OPSETS = range(13, 21)
+MIN_OPSET = 13
 
 
 def _onnx():
@@ -59,18 +62,30 @@ def read_model(source, label: str | None = None):
     return model
 
 
+def supported_opsets() -> range:
+    """Opsets 13 up to the newest that the installed onnx defines."""
+    return range(MIN_OPSET, _onnx().defs.onnx_opset_version() + 1)
+
+
 def model_opset(model) -> int:
     version = None
     for entry in model.opset_import:
         if entry.domain in ("", "ai.onnx"):
             version = entry.version
-    if version not in OPSETS:
-        raise ModelError(f"ONNX opset must be {OPSETS.start}..{OPSETS.stop - 1}, "
+    opsets = supported_opsets()
+    if version not in opsets:
+        raise ModelError(f"ONNX opset must be {opsets.start}..{opsets.stop - 1}, "
                          f"not {version}")
     return version
 
 
-_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "bool"}
+def schema_version(op_type: str, opset: int) -> int:
+    """The `since_version` of `op_type`'s schema that a model of `opset` uses."""
+    return _onnx().defs.get_schema(op_type, opset, "").since_version
+
+
+_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
+           7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
 
 
 def onnx_dtype(elem_type: int, what: str) -> str:
@@ -143,9 +158,40 @@ def _tensor(array_proto, what: str) -> np.ndarray:
     return numpy_helper.to_array(array_proto)
 
 
-def load_onnx(source, input_shapes: Mapping | None = None, name: str | None = None) -> Graph:
-    """Import an ONNX model into a verified graph IR."""
-    from .onnx_ops import CONVERTERS
+def _convert(ctx: ImportContext, node, index: int) -> None:
+    from .onnx_node import NodeContext
+    from .opdef import onnx_converter
+    label = node.name or f"{node.op_type}_{index}"
+    if node.domain not in ("", "ai.onnx"):
+        raise UnsupportedOpError(f"op of node {label!r} must be a default-domain ONNX "
+                                 f"op, not {node.domain}.{node.op_type}")
+    converter = onnx_converter(node.op_type, label)
+    version = schema_version(node.op_type, ctx.opset)
+    if version not in converter.versions:
+        raise UnsupportedOpError(f"version of {node.op_type} node {label!r} (opset "
+                                 f"{ctx.opset}) must be one of the schema versions vtalab "
+                                 f"implements {list(converter.versions)}, not {version}")
+    converter.convert(NodeContext(ctx, node, label, version))
+
+
+def _bind_inputs(ctx: ImportContext, graph, input_shapes, constant_inputs) -> None:
+    for vi in graph.input:
+        if vi.name in ctx.names:
+            continue  # an initializer listed as input (older exporters)
+        dtype = onnx_dtype(vi.type.tensor_type.elem_type, f"input {vi.name!r}")
+        if constant_inputs and vi.name in constant_inputs:
+            ctx.add_const(vi.name, np.asarray(constant_inputs[vi.name]).astype(dtype))
+            continue
+        ctx.bind(vi.name, ctx.b.add_input(vi.name, input_shape(vi, input_shapes), dtype))
+
+
+def load_onnx(source, input_shapes: Mapping | None = None, name: str | None = None,
+              constant_inputs: Mapping | None = None) -> Graph:
+    """Import an ONNX model into a verified graph IR.
+
+    `input_shapes` fixes dynamic input dimensions; `constant_inputs` ({input name: array})
+    specialises the model to fixed values of those inputs (e.g. a Reshape's shape fed as a
+    graph input): they become constants, the graph no longer takes them."""
     model = read_model(source)
     opset = model_opset(model)
     for entry in model.opset_import:
@@ -157,21 +203,9 @@ def load_onnx(source, input_shapes: Mapping | None = None, name: str | None = No
     ctx = ImportContext(builder, opset)
     for init in g.initializer:
         ctx.add_const(init.name, _tensor(init, f"initializer {init.name!r}"))
-    for vi in g.input:
-        if vi.name in ctx.names:
-            continue  # an initializer listed as input (older exporters)
-        dtype = onnx_dtype(vi.type.tensor_type.elem_type, f"input {vi.name!r}")
-        ctx.bind(vi.name, builder.add_input(vi.name, input_shape(vi, input_shapes), dtype))
+    _bind_inputs(ctx, g, input_shapes, constant_inputs)
     for index, node in enumerate(g.node):
-        label = node.name or f"{node.op_type}_{index}"
-        if node.domain not in ("", "ai.onnx"):
-            raise UnsupportedOpError(f"op of node {label!r} must be a default-domain ONNX "
-                                     f"op, not {node.domain}.{node.op_type}")
-        convert = CONVERTERS.get(node.op_type)
-        if convert is None:
-            raise UnsupportedOpError(f"op type of node {label!r} must be one of "
-                                     f"{sorted(CONVERTERS)}, not {node.op_type!r}")
-        convert(ctx, node, label)
+        _convert(ctx, node, index)
     builder.set_outputs([ctx.value(o.name) for o in g.output])
     used = {v for n in builder.nodes for v in n.inputs} | set(builder.outputs)
     for value in [v for v in builder.constants if v not in used]:  # e.g. a Gemm's B^T

@@ -84,11 +84,11 @@ def test_dynamic_dimension(tmp_path, capsys):
 
 
 def test_unsupported_op(tmp_path, capsys):
-    path = tmp_path / "erf.onnx"
-    onnx.save(_model([onnx.helper.make_node("Erf", ["x"], ["y"], name="my_erf")],
-                     [_float("x", [1, 8])], [_float("y", [1, 8])]), path)
+    path = tmp_path / "det.onnx"
+    onnx.save(_model([onnx.helper.make_node("Det", ["x"], ["y"], name="my_det")],
+                     [_float("x", [2, 2])], [_float("y", [])]), path)
     _expect_error(capsys, ["compile", str(path), "-o", str(tmp_path / "e.vtl")],
-                  "my_erf", "Erf")
+                  "my_det", "Det")
 
 
 def test_calibration_of_the_wrong_shape(files, tmp_path, capsys):

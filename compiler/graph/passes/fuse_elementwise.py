@@ -8,13 +8,13 @@ fallback compiles a body into one loop instead of one pass over memory per op.""
 from __future__ import annotations
 
 from ..ir import Graph, Node
+from ..opdef import opdef
 from .rewrite import PassContext, Rewriter, single_consumer
-
-ELEMENTWISE = ("add", "sub", "mul", "relu", "clip", "shr", "cast", "quantize", "dequantize")
 
 
 def _fusible(node: Node) -> bool:
-    return node.op in ELEMENTWISE and node.attr("target", "cpu") == "cpu"
+    """An elementwise op (the op table's flag) that runs on the CPU."""
+    return opdef(node.op, node.name).elementwise and node.attr("target", "cpu") == "cpu"
 
 
 def find_chains(graph: Graph) -> list[list[Node]]:

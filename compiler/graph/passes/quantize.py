@@ -17,7 +17,8 @@ becomes integer ops the accelerator runs in its accumulator:
 Shift amounts are exact for any size (x >> a >> b == x >> (a + b)); the lowering splits
 amounts beyond the ALU's signed 5-bit field into several SHR instructions. With per-channel
 weights `ew`, `shift` and `k` are per-output-channel arrays shaped [1, C, 1, 1] / [1, C].
-max_pool, flatten, reshape, transpose, pad and relu of an int8 value stay int8 (exact); all
+Ops whose quantisation rule (the op table, opdef.py) is "int8" (max_pool, flatten, reshape,
+transpose, pad, slice, ...) or "clip" (relu, clip) of an int8 value stay int8 (exact); all
 other ops run in float32 between `dequantize` / `quantize` nodes (ONNX semantics).
 
 Ranges come from a calibration set (`ctx.calibration`) and/or the QDQ scales that
@@ -30,12 +31,15 @@ import numpy as np
 
 from ..errors import QuantizeError
 from ..ir import Graph, Node
+from ..opdef import opdef
 from .calibrate import ValueStats, best_exponent, calibrate, exponent_for
 from .rewrite import PassContext, Rewriter, single_consumer
 
-INT8_EXACT = ("max_pool", "flatten", "reshape", "transpose", "pad", "relu", "clip")
-ANCHORS = ("conv2d", "dense")
 _ANCHOR_ATTRS = ("strides", "pads", "dilations", "groups")
+
+
+def _rule(node: Node) -> str:
+    return opdef(node.op, node.name).quant
 
 
 @dataclass
@@ -60,7 +64,7 @@ class Group:
 
 def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
     """The quantisable group rooted at a float conv2d/dense with constant weights."""
-    if anchor.op not in ANCHORS or graph.types[anchor.outputs[0]].dtype != "float32" or \
+    if _rule(anchor) != "gemm" or graph.types[anchor.outputs[0]].dtype != "float32" or \
             not graph.is_constant(anchor.inputs[1]) or \
             (len(anchor.inputs) > 2 and anchor.inputs[2] and
              not graph.is_constant(anchor.inputs[2])):
@@ -176,17 +180,18 @@ class Quantizer:
 
     def emit_other(self, node: Node) -> None:
         first = node.inputs[0] if node.inputs else None
-        if node.op in INT8_EXACT and first in self.qval and first not in self.fval and \
-                (node.op != "pad" or node.attr("value", 0) == 0):
+        if _rule(node) in ("int8", "clip") and first in self.qval and \
+                first not in self.fval and (node.op != "pad" or node.attr("value", 0) == 0):
             q, e = self.qval[first]
             attrs = dict(node.attrs)
             op = node.op
-            if op in ("relu", "clip"):
+            if _rule(node) == "clip":
                 op = "clip"
                 attrs = dict(zip(("lo", "hi"), _clip_bounds([node], e)))
             if op == "pad":
                 attrs["value"] = 0
-            out = self.rw.op(op, q, name=node.name, **attrs)
+            rest = [self.as_float(v) if v else "" for v in node.inputs[1:]]
+            out = self.rw.op(op, q, *rest, name=node.name, **attrs)
             self._set_int8(node.outputs[0], out, e)
             return
         inputs = [self.as_float(v) if v else "" for v in node.inputs]
@@ -238,18 +243,18 @@ def _amount(value, cshape):
     return int(value) if value.ndim == 0 else value.astype(np.int32).reshape(cshape)
 
 
-_RANGE_KEEPING = ("max_pool", "flatten", "reshape", "transpose", "pad", "identity")
-
-
 def propagate_ranges(graph: Graph, ranges: dict) -> dict:
-    """Fill missing ranges across ops that keep a tensor's range (max_pool, reshapes):
-    a QOperator model quantises the max_pool output, not the ReLU before it."""
+    """Fill missing ranges across ops that keep a tensor's range (the op table's
+    `keeps_range`: max_pool, reshapes): a QOperator model quantises the max_pool output, not
+    the ReLU before it. Forward also across relu / clip (an output never exceeds them)."""
     ranges = dict(ranges)
+    keeps = {n.name: opdef(n.op, n.name).keeps_range for n in graph.nodes}
     for node in graph.nodes:  # forward: an output never exceeds these ops' input
-        if node.op in _RANGE_KEEPING + ("relu", "clip") and node.inputs[0] in ranges:
+        if (keeps[node.name] or _rule(node) == "clip") and node.inputs and \
+                node.inputs[0] in ranges:
             ranges.setdefault(node.outputs[0], ranges[node.inputs[0]])
     for node in reversed(graph.nodes):
-        if node.op in _RANGE_KEEPING and node.outputs[0] in ranges:
+        if keeps[node.name] and node.outputs[0] in ranges:
             ranges.setdefault(node.inputs[0], ranges[node.outputs[0]])
     return ranges
 

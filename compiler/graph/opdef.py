@@ -1,0 +1,161 @@
+"""The op table: one definition per graph operator, in one registry.
+
+An `OpDef` holds everything the compiler knows about one graph-IR operator:
+
+    infer        (node, input types) -> [output TensorType]        shape/dtype inference
+    reference    (node, *arrays) -> array      float reference (ONNX semantics, numpy)
+    cpu          (node, *arrays) -> array      CPU fallback kernel (numpy); None: reference
+    llvm         (node, *arrays, knobs=None)   LLVM CPU kernel (compiler/cpu), preferred
+    llvm_when    (node, input types) -> bool   where the LLVM kernel applies
+    int8         (node, *arrays) -> array      exact integer kernel of the int8 reference
+    int8_always  the int8 reference uses `int8` whatever the operand dtype
+    quant        the quantisation rule (QUANT_RULES)
+    elementwise  fusable into a CPU elementwise chain (passes/fuse_elementwise)
+    keeps_range  max |y| <= max |x| of the first input (calibration range propagation)
+
+and an `OnnxOp` converts one ONNX op type (at the schema versions it was written for) into
+graph-IR nodes. Both live in `REGISTRY`; each family file in `opdefs/` registers its
+operators and their converters, so a new operator is one file:
+
+    from ..opdef import OpDef, onnx_op, register
+    from .shapes import same_type
+    register(OpDef("softsign", same_type, reference=lambda n, x: x / (1 + np.abs(x)),
+                   elementwise=True))
+
+    @onnx_op("Softsign", versions=(1, 22))
+    def _softsign(c):                       # c: onnx_node.NodeContext
+        c.emit("softsign", [c.input(0)])
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .errors import GraphError, UnsupportedOpError
+
+QUANT_RULES = {
+    "gemm": "the anchor of an int8 group: int8 x int8 -> int32 with a requantising epilogue",
+    "int8": "runs on an int8 value unchanged; the output keeps the input's scale",
+    "clip": "relu / clip: an int8 clip at the input's scale",
+    "float": "runs in float between dequantize / quantize (ONNX semantics)",
+    "integer": "an integer op of a quantised graph (made by the quantiser or fusion)",
+}
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    infer: Callable
+    reference: Callable | None = None
+    cpu: Callable | None = None
+    llvm: Callable | None = None
+    llvm_when: Callable | None = None
+    int8: Callable | None = None
+    int8_always: bool = False
+    quant: str = "float"
+    elementwise: bool = False
+    keeps_range: bool = False
+    doc: str = ""
+
+    def __post_init__(self):
+        if self.quant not in QUANT_RULES:
+            raise GraphError(f"quant rule of op {self.name!r} must be one of "
+                             f"{sorted(QUANT_RULES)}, not {self.quant!r}")
+        if (self.llvm is None) != (self.llvm_when is None):
+            raise GraphError(f"llvm and llvm_when of op {self.name!r} must be given "
+                             f"together, not one of them")
+
+    @property
+    def cpu_kernel(self) -> Callable | None:
+        """The numpy CPU kernel: the op's own, else its float reference."""
+        return self.cpu or self.reference
+
+
+@dataclass(frozen=True)
+class OnnxOp:
+    """The converter of one ONNX op type.
+
+    `versions`: the operator's schema versions (`since_version`) the converter implements;
+    a model whose opset resolves to another version is refused with the version named.
+    `static_inputs`: input positions that must be constants (they determine shapes)."""
+
+    op_type: str
+    convert: Callable
+    versions: tuple[int, ...]
+    static_inputs: tuple[int, ...] = ()
+
+
+@dataclass
+class Registry:
+    ops: dict[str, OpDef] = field(default_factory=dict)
+    onnx: dict[str, OnnxOp] = field(default_factory=dict)
+
+    def add(self, opdef: OpDef) -> OpDef:
+        if opdef.name in self.ops:
+            raise GraphError(f"op name must be registered once, not again {opdef.name!r}")
+        self.ops[opdef.name] = opdef
+        return opdef
+
+    def add_onnx(self, op: OnnxOp) -> OnnxOp:
+        if op.op_type in self.onnx:
+            raise GraphError(f"ONNX converter must be registered once per op type, not "
+                             f"again for {op.op_type!r}")
+        self.onnx[op.op_type] = op
+        return op
+
+
+REGISTRY = Registry()
+_LOADED = False
+
+
+def _load() -> Registry:
+    """Import every family file of `opdefs/` once (they register on import)."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        importlib.import_module(f"{__package__}.opdefs")
+    return REGISTRY
+
+
+def register(*opdefs: OpDef) -> None:
+    for opdef in opdefs:
+        REGISTRY.add(opdef)
+
+
+def onnx_op(op_type: str, versions, static_inputs=()):
+    """Decorator: register `fn(c: NodeContext)` as the converter of ONNX `op_type`."""
+    def wrap(fn):
+        REGISTRY.add_onnx(OnnxOp(op_type, fn, tuple(versions), tuple(static_inputs)))
+        return fn
+    return wrap
+
+
+def opdef(name: str, node_name: str | None = None) -> OpDef:
+    """The definition of graph op `name` (GraphError naming the node if unknown)."""
+    ops = _load().ops
+    try:
+        return ops[name]
+    except KeyError:
+        where = f" of node {node_name!r}" if node_name else ""
+        raise GraphError(f"op{where} must be one of the graph IR's ops, not {name!r}") \
+            from None
+
+
+def known_ops() -> list[str]:
+    return sorted(_load().ops)
+
+
+def onnx_ops() -> list[str]:
+    """The ONNX op types the importer converts."""
+    return sorted(_load().onnx)
+
+
+def onnx_converter(op_type: str, label: str) -> OnnxOp:
+    table = _load().onnx
+    try:
+        return table[op_type]
+    except KeyError:
+        raise UnsupportedOpError(f"op type of node {label!r} must be one of the "
+                                 f"{len(table)} ONNX ops vtalab converts "
+                                 f"({', '.join(sorted(table))}), not {op_type!r}") from None

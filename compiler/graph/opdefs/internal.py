@@ -1,0 +1,91 @@
+"""Operators the compiler makes (never imported from ONNX): cast, pack / unpack (blocked
+layouts), the fused int8 GEMMs accel_conv2d / accel_dense / qconv2d / qdense, and
+fused_elementwise."""
+from __future__ import annotations
+
+from .. import kernels_cpu as N
+from .. import kernels_int as I
+from .. import kernels_llvm as L
+from ..ir import Node, TensorType
+from ..layout import pack_array, packed_shape, unpack_array
+from ..opdef import OpDef, register
+from ..shapes import need
+
+
+def infer_pack(node, types):
+    need(node, types, 1)
+    return [TensorType(packed_shape(types[0].shape, node.attr("blocks")), types[0].dtype)]
+
+
+def infer_unpack(node, types):
+    need(node, types, 1)
+    return [TensorType(tuple(node.attr("shape")), types[0].dtype)]
+
+
+def infer_accel(node, types):
+    """Fused int8 operator (the contract the accelerator lowering implements).
+
+    inputs: x int8, w int8 (packed for accel_*), [bias int32], [residual int8]
+            ("" marks an absent bias when a residual follows)
+    attrs:  conv2d's strides / pads (top, left, bottom, right) / dilations / groups,
+            layout ("packed" for accel_*), residual_shr, shift, lo, hi, out_dtype, fused
+            (names of the nodes it replaced)
+    value:  acc  = x * w                      int32, wrapping
+            acc += bias                       broadcast over the channel axis
+            acc += shr(int32(residual), residual_shr)   (negative amount: shift left)
+            acc  = shr(acc, shift)            arithmetic; scalar or per-channel array
+            out  = out_dtype(clip(acc, lo, hi))
+    Shift amounts seen in practice fit the ALU's signed 5-bit field (-16..15)."""
+    from ..ops import infer_types
+    base_op = node.op[len("accel_"):] if node.op.startswith("accel_") else node.op[1:]
+    base = Node(node.name, base_op, node.inputs[:2], node.outputs,
+                {k: v for k, v in node.attrs.items() if k in
+                 ("strides", "pads", "dilations", "groups", "layout")})
+    shape = infer_types(base, types[:2])[0].shape
+    return [TensorType(shape, node.attr("out_dtype", "int8"))]
+
+
+def infer_fused(node, types):
+    """A chain of elementwise nodes (`attrs["body"]`, inputs "$i" / earlier "%k")."""
+    from ..ops import infer_types
+    env = {f"${i}": t for i, t in enumerate(types)}
+    for inner in node.attr("body"):
+        for value, t in zip(inner.outputs, infer_types(inner, [env[v] for v in inner.inputs])):
+            env[value] = t
+    return [env[node.attr("body")[-1].outputs[0]]]
+
+
+def ref_fused(node, *args):
+    from ..interp import reference_kernel, run_body
+    return run_body(node, args, reference_kernel)
+
+
+def infer_cast(node, types):
+    need(node, types, 1)
+    return [TensorType(types[0].shape, node.attr("dtype"))]
+
+
+def _pack(n, x):
+    return pack_array(x, n.attr("blocks"))
+
+
+def _unpack(n, x):
+    return unpack_array(x, n.attr("shape"))
+
+
+register(
+    OpDef("cast", infer_cast, reference=lambda n, x: x.astype(n.attr("dtype")),
+          int8=I.cast, quant="integer", elementwise=True,
+          doc="x.astype(dtype): integers narrow to their low bits (no saturation)"),
+    OpDef("pack", infer_pack, reference=_pack, int8=_pack, quant="integer",
+          doc="NCHW -> NCHW{n}n{c}c blocked layout (layout.py), zero padding"),
+    OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),
+    OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
+          doc="a chain of elementwise nodes run as one"),
+    *[OpDef(op, infer_accel, cpu=cpu, int8=I.accel, int8_always=True, quant="integer",
+            doc=infer_accel.__doc__.splitlines()[0], **llvm)
+      for op, cpu, llvm in (
+          ("accel_conv2d", N.qconv2d, {}), ("accel_dense", N.qdense, {}),
+          ("qconv2d", N.qconv2d, dict(llvm=L.qconv, llvm_when=L.when_qconv)),
+          ("qdense", N.qdense, {}))],
+)
