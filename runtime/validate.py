@@ -42,6 +42,17 @@ def validate(cfg: Config, program, read_dram: ReadDram | None = None,
 def verdict(cfg: Config, program, read_dram: ReadDram | None = None,
             dram_bytes: int | None = None) -> VtaError | None:
     """The error ``validate`` would raise, or None."""
+    return _walk(cfg, program, read_dram, dram_bytes)[0]
+
+
+def reads_stale_uops(cfg: Config, program, read_dram: ReadDram,
+                     dram_bytes: int | None = None) -> bool:
+    """Whether a GEMM/ALU before the first error uses micro-op entries no LOAD of this
+    program wrote: its indices, and so its verdict, depend on the runs before."""
+    return _walk(cfg, program, read_dram, dram_bytes)[1].stale
+
+
+def _walk(cfg: Config, program, read_dram, dram_bytes):
     if isinstance(program, (bytes, bytearray, memoryview)):
         program = words_of(bytes(program))
     insns, violation = first_violation(cfg, list(program))
@@ -49,8 +60,8 @@ def verdict(cfg: Config, program, read_dram: ReadDram | None = None,
     for index, insn in enumerate(insns):
         error = walk.check(index, insn)
         if error is not None:
-            return error
-    return None if violation is None else violation.error
+            return error, walk
+    return (None if violation is None else violation.error), walk
 
 
 class Validator:
@@ -101,6 +112,7 @@ class _Accesses:
         self.read_dram, self.dram_bytes = read_dram, dram_bytes
         self.uops = np.zeros(cfg.uop_depth, dtype=np.uint32)
         self.known = np.zeros(cfg.uop_depth, dtype=bool)   # written by this program's LOADs
+        self.stale = False          # a GEMM/ALU used entries it did not write
 
     def check(self, index: int, insn) -> VtaError | None:
         at = f"instruction {index} ({insn_name(insn)})"
@@ -134,6 +146,7 @@ class _Accesses:
             return None
         rows = slice(insn.uop_bgn, insn.uop_end)
         if not self.known[rows].all():
+            self.stale = True
             return None
         fields = dict(zip(("dst", "src", "wgt"), self.isa.decode_uops(self.uops[rows])))
         for name, buffer in _indexed(insn):

@@ -96,10 +96,10 @@ class ComputeUnit:
                 self.sram.check_indices(buf, np.array([top]), f"{what} {name}")
 
     def _plan_gemm(self, insn: GemmInsn, base) -> "_GemmPlan":
-        self._check_loop_bounds(insn, base, "GEMM")
         count = len(base[0]) * insn.iter_out * insn.iter_in
-        if count == 0:
+        if count == 0:                  # no micro-op: no index to check
             return _GemmPlan(0, None, None)
+        self._check_loop_bounds(insn, base, "GEMM")
         if insn.reset:
             return _GemmPlan(count, as_slice(np.unique(self._loop(insn, base)[0])), None)
         cfg = self.cfg
