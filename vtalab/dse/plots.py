@@ -42,7 +42,8 @@ def pareto_front(rows: list, x: str, y: str) -> list:
     return front
 
 
-def pareto(rows: list, x: str, y: str, path, title: str = "") -> Path:
+def pareto(rows: list, x: str, y: str, path, title: str = "", limit=None) -> Path:
+    """``limit``: (value, text) of the board's capacity on the x axis, drawn dashed."""
     plt = _plt()
     pts = [r for r in rows if r.get(x) is not None and r.get(y) is not None]
     if not pts:
@@ -53,7 +54,13 @@ def pareto(rows: list, x: str, y: str, path, title: str = "") -> Path:
     mpc = [r.get("macs_per_cycle") or 1 for r in pts]
     sc = ax.scatter([r[x] for r in pts], [r[y] for r in pts], c=mpc, cmap="viridis",
                     s=28, alpha=0.8, norm=_lognorm(mpc))
-    fig.colorbar(sc, ax=ax, label="MACs per cycle")
+    bar = fig.colorbar(sc, ax=ax, label="MACs per cycle")
+    ticks = sorted(set(mpc))
+    if len(ticks) <= 10:
+        bar.set_ticks(ticks, labels=[str(t) for t in ticks])
+        bar.minorticks_off()
+    if limit is not None:
+        ax.axvline(limit[0], color="gray", ls="--", lw=1, label=limit[1])
     ax.step([r[x] for r in front], [r[y] for r in front], where="post", color="tab:red",
             lw=1.5, label=f"Pareto front ({len(front)} of {len(pts)})")
     ax.scatter([r[x] for r in front], [r[y] for r in front], facecolors="none",
@@ -109,8 +116,13 @@ def roofline(record: dict, path, title: str = "") -> Path:
     ax.plot(xs, [min(peak, bandwidth * v) for v in xs], color="black", lw=1.5,
             label=f"roof: {peak:.1f} GOPS, {bandwidth:.2f} GB/s")
     ax.scatter(ai, gops, color="tab:blue", s=30, zorder=3, label="layers")
-    for r, a, g in zip(layers, ai, gops):
-        ax.annotate(r["name"], (a, g), textcoords="offset points", xytext=(4, 3), fontsize=6)
+    # name the layers furthest below their roof (the ones worth a look), at most six
+    gap = sorted(zip([g / min(peak, bandwidth * a) for a, g in zip(ai, gops)],
+                     range(len(layers))))
+    for eff, i in gap[:6]:
+        if eff < 0.85:
+            ax.annotate(f"{layers[i]['name']} ({eff:.0%})", (ai[i], gops[i]),
+                        textcoords="offset points", xytext=(4, -9), fontsize=7)
     m = record["metrics"]
     if m.get("ops_per_dram_byte") and m.get("gops"):
         ax.scatter([m["ops_per_dram_byte"]], [m["gops"]], marker="*", s=160,
@@ -144,7 +156,8 @@ def utilization(record: dict, path, title: str = "") -> Path:
         rtl = [r["macs"] / mpc / r["cycles_rtl"] if r.get("cycles_rtl") else 0
                for r in layers]
         ax.bar([x + width / 2 for x in xs], rtl, width, label="RTL", color="tab:orange")
-    ax.set_xticks(xs, [r["name"] for r in layers], rotation=60, ha="right", fontsize=7)
+    names = [f"{r['name']}: {(r.get('what') or '').replace('conv ', '')}" for r in layers]
+    ax.set_xticks(xs, names, rotation=60, ha="right", fontsize=7)
     ax.set_ylabel("GEMM utilisation")
     ax.set_ylim(0, 1.05)
     if record["metrics"].get("utilization") is not None:

@@ -96,7 +96,8 @@ def write_report(records: list, out_dir, x: str = "dsp", y: str = "cycles",
     if any(r.get(x) is not None for r in points):
         front = plots.pareto_front([r for r in points if r.get(x) is not None], x, y)
         paths["pareto"] = plots.pareto(points, x, y, out_dir / "pareto.png",
-                                       f"{workload}: {plots.AXIS[y]} vs {plots.AXIS[x]}")
+                                       f"{workload}: {plots.AXIS[y]} vs {plots.AXIS[x]}",
+                                       _capacity(records, x))
     chosen = choose_record(records, workload, config)
     title = f"{workload} on {chosen['label']} ({chosen['source']})"
     paths["roofline"] = plots.roofline(chosen, out_dir / f"roofline-{workload}.png", title)
@@ -112,6 +113,16 @@ def write_report(records: list, out_dir, x: str = "dsp", y: str = "cycles",
     write_text_atomic(out_dir / "summary.txt", text + "\n")
     paths["summary"] = out_dir / "summary.txt"
     return paths, text
+
+
+def _capacity(records: list, x: str):
+    """(capacity, text) of the sweep's board for the area axis, or None."""
+    from vtalab.fpga.boards import BOARDS
+    boards = {r["metrics"].get("board") for r in records if r["kind"] == "area"}
+    if len(boards) != 1 or next(iter(boards)) not in BOARDS:
+        return None
+    board = BOARDS[next(iter(boards))]
+    return board.capacity[x], f"{board.name}: {board.capacity[x]:,} {x.upper()}s"
 
 
 def _fmt(v, spec: str = ",") -> str:

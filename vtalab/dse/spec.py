@@ -33,7 +33,7 @@ KEYS = {
     "search": {"strategy", "budget", "seed", "batch", "objective"},
     "metrics": {"cycles", "rtl_sample", "check", "tuning_log", "timeout_s"},
     "area": {"flow", "board"},
-    "constraints": {"fits_board", "max_dsp", "max_bram", "max_lut"},
+    "constraints": {"fits_board", "max_dsp", "max_bram"},
     "report": {"x", "y", "workload"},
 }
 
@@ -302,7 +302,7 @@ def _constraints(table: dict) -> dict:
     fits = table.get("fits_board", False)
     _check(isinstance(fits, bool), "constraints.fits_board", "true or false", fits)
     out["fits_board"] = fits
-    for key in ("max_dsp", "max_bram", "max_lut"):
+    for key in ("max_dsp", "max_bram"):
         if key in table:
             out[key] = _int(table[key], f"constraints.{key}", 1)
     return out
