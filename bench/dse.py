@@ -65,6 +65,7 @@ def stage_a(args, out: Path) -> dict:
                         if n else None, "failed": len(summary.failed)}
         print(f"  stage A on {name}: {n} points in {wall:.0f} s", flush=True)
     timing["same_records"] = _same([out / f"exec-{n}" for n in runs])
+    (out / "executors.json").write_text(json.dumps(timing) + "\n")
     _merge(out / f"exec-{list(runs)[-1]}", out / "main")
     return timing
 
@@ -96,7 +97,8 @@ def stage_small(args, out: Path, cycles: str, flow: str) -> None:
     from vtalab.dse.sweep import run_sweep
     spec = make_spec(SMALL, args.input_size, cycles, flow)
     start = time.perf_counter()
-    summary = run_sweep(spec, out / "main", executor=SerialExecutor(), resume=True)
+    summary = run_sweep(spec, out / "main", executor=SerialExecutor(), resume=True,
+                        retry_errors=True)
     print(f"  {cycles} / {flow}: {summary.evaluated} points in "
           f"{time.perf_counter() - start:.0f} s", flush=True)
 
@@ -147,13 +149,18 @@ def main(argv=None) -> dict:
     parser.add_argument("--fpga-flow", default="pnr", choices=["pnr", "synth"])
     parser.add_argument("--no-executors", action="store_true",
                         help="stage A on the process pool only (no serial/Dask timing)")
+    parser.add_argument("--no-sweep", action="store_true",
+                        help="skip stage A (its records are in OUT/main already)")
     parser.add_argument("--pareto-png", help="copy the Pareto plot here")
     parser.add_argument("--json", help="also write the JSON here")
     args = parser.parse_args(argv)
     out = Path(args.out)
     result = {"input": [1, 3, args.input_size, args.input_size]}
-    print("stage A: cycle-model sweep (24 configs)", flush=True)
-    result["executors"] = stage_a(args, out)
+    if not args.no_sweep:
+        print("stage A: cycle-model sweep (24 configs)", flush=True)
+        result["executors"] = stage_a(args, out)
+    elif (out / "executors.json").exists():
+        result["executors"] = json.loads((out / "executors.json").read_text())
     if not args.no_rtl:
         print("stage B: RTL on 4 configs", flush=True)
         stage_small(args, out, "rtl", "estimate")
@@ -161,7 +168,7 @@ def main(argv=None) -> dict:
         print(f"stage C: ECP5 {args.fpga_flow} of 4 configs", flush=True)
         stage_small(args, out, "model", args.fpga_flow)
     result.update(tables(out, args))
-    ex = result["executors"]
+    ex = result.get("executors", {})
     print(f"\n{'executor':<8} {'points':>6} {'wall s':>7} {'wall/point s':>12} "
           f"{'work/point s':>12}")
     for name in ("serial", "pool-2", "dask-2"):
@@ -170,7 +177,7 @@ def main(argv=None) -> dict:
             print(f"{name:<8} {e['points']:>6} {e['wall_s']:>7} "
                   f"{_f(e['wall_per_point_s'], '.2f'):>12} "
                   f"{_f(e['work_per_point_s'], '.2f'):>12}")
-    print(f"same records on every executor: {ex['same_records']}")
+    print(f"same records on every executor: {ex.get('same_records')}")
     text = json.dumps(result, default=str)
     print(text)
     if args.json:
