@@ -53,7 +53,9 @@ def route(isa: Isa, word: int) -> str:
 def insn_name(insn: "Instruction") -> str:
     """A short name: LOAD INP, STORE OUT, GEMM, ALU ADD, FINISH."""
     if isinstance(insn, MemInsn):
-        return f"{Opcode(insn.opcode).name} {Mem(insn.mem).name}"
+        op = Opcode(insn.opcode).name if insn.opcode in tuple(Opcode) else insn.opcode
+        mem = Mem(insn.mem).name if insn.mem in tuple(Mem) else insn.mem
+        return f"{op} {mem}"
     if isinstance(insn, AluInsn):
         return f"ALU {AluOp(insn.alu_op).name}"
     return "GEMM" if isinstance(insn, GemmInsn) else "FINISH"
@@ -101,7 +103,7 @@ class ProgramOrder:
             insn, module = self.isa.decode(item), route(self.isa, item)
         else:
             insn, module = item, module_of(item)
-            bad = self._object(at, insn)
+            bad = self._object(f"{at} ({insn_name(insn)})", insn)
             if bad is not None:
                 return bad
         at = f"{at} ({insn_name(insn)})"

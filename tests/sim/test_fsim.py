@@ -203,6 +203,22 @@ def test_out_of_bounds_raises(insn, message):
         sim.run_program([insn, _finish()])
 
 
+def test_program_order_errors_stop_after_the_instructions_before_them():
+    # a pop whose push comes later in program order is a deadlock (the hardware's fetch
+    # unit finds it there); the STORE before it ran, nothing after it did
+    sim = FunctionalSimulator(CFG, dram_bytes=1 << 16)
+    sim.sram.out[0] = 5
+    prog = [MemInsn(opcode=Opcode.STORE, mem=Mem.OUT, dram_base=10),
+            GemmInsn(reset=True, pop_prev=True),
+            MemInsn(mem=Mem.INP, push_next=True),
+            MemInsn(opcode=Opcode.STORE, mem=Mem.OUT, dram_base=20), _finish()]
+    with pytest.raises(DeadlockError, match=r"compute module at instruction 1 \(GEMM\)"):
+        sim.run_program(prog)
+    entry = CFG.entry_bytes("out")
+    assert (sim.dram[10 * entry:11 * entry] == 5).all()
+    assert (sim.dram[20 * entry:21 * entry] == 0).all()
+
+
 def test_program_must_end_with_one_finish():
     sim = FunctionalSimulator(CFG, dram_bytes=1 << 16)
     with pytest.raises(SimError, match="exactly one FINISH"):
