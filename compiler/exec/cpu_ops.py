@@ -24,7 +24,7 @@ import numpy as np
 
 from ..graph.errors import GraphError
 from ..graph.interp import execute
-from ..graph.ir import Graph, Node, TensorType
+from ..graph.ir import ML_DTYPES, Graph, Node, TensorType
 from ..graph.opdef import REGISTRY, known_ops, opdef
 
 
@@ -103,12 +103,18 @@ def _tuned(fn: Callable, node: Node, in_types) -> Callable:
     return fn if knobs is None else partial(fn, knobs=knobs)
 
 
+def _llvm_can_hold(in_types) -> bool:
+    """The LLVM kernels take non-empty tensors of numpy's own dtypes."""
+    return all(t is None or (t.size > 0 and t.dtype not in ML_DTYPES) for t in in_types)
+
+
 def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llvm") -> CpuKernel:
     """The kernel that runs `node` on the CPU (LLVM where available and `prefer`red)."""
     if node.op == "fused_elementwise":
         return _fused_elementwise(node, in_types, prefer)
     d = opdef(node.op, node.name)
-    if prefer == "llvm" and d.llvm is not None and llvm_available():
+    if prefer == "llvm" and d.llvm is not None and llvm_available() and \
+            _llvm_can_hold(in_types):
         if d.llvm_when(node, [t for t in in_types if t is not None] or [None]):
             return CpuKernel(node.op, "llvm", _tuned(d.llvm, node, in_types), node)
     if d.cpu_kernel is None:

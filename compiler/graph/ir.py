@@ -18,6 +18,22 @@ from .errors import GraphError
 
 DTYPES = ("float32", "int8", "uint8", "int32", "int64", "bool", "float16", "float64", "int16",
           "uint16", "uint32", "uint64")
+#: low-precision types numpy knows through ml_dtypes (a dependency of onnx)
+ML_DTYPES = ("bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+             "float8_e8m0fnu", "float4_e2m1fn", "int4", "uint4", "int2", "uint2")
+DTYPES = DTYPES + ML_DTYPES
+
+
+def is_float(name: str) -> bool:
+    """A floating-point graph-IR dtype (numpy's or a low-precision ml_dtypes float)."""
+    return name.startswith(("float", "bfloat"))
+
+
+def np_dtype(name: str) -> np.dtype:
+    """The numpy dtype of a graph-IR dtype name (importing ml_dtypes for its types)."""
+    if name in ML_DTYPES:
+        import ml_dtypes  # noqa: F401  (registers its types with numpy)
+    return np.dtype(name)
 
 
 @dataclass(frozen=True)
@@ -45,7 +61,7 @@ class TensorType:
 
     @property
     def nbytes(self) -> int:
-        return self.size * np.dtype(self.dtype).itemsize
+        return self.size * np_dtype(self.dtype).itemsize
 
     def __str__(self) -> str:
         return f"{self.dtype}[{'x'.join(map(str, self.shape))}]"

@@ -93,9 +93,10 @@ def dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 
 def channel_shape(param: np.ndarray, rank: int, axis: int) -> np.ndarray:
-    """A per-axis parameter reshaped to broadcast along `axis` of a rank-`rank` tensor."""
+    """A per-axis parameter reshaped to broadcast along `axis` of a rank-`rank` tensor (a
+    full-rank one, as blocked quantisation makes, is kept as it is)."""
     param = np.asarray(param)
-    if param.ndim == 0:
+    if param.ndim == 0 or param.ndim == rank:
         return param
     shape = [1] * rank
     shape[axis] = -1
@@ -188,5 +189,8 @@ def conv_transpose(x, w, strides, pads, dilations, groups=1, output_padding=None
                                 strides[i]) for i in range(rank))
             out[(slice(None), slice(g * mg, (g + 1) * mg)) + where] += \
                 cols[(Ellipsis,) + tap]
-    crop = tuple(slice(pads[i], full[i] - pads[rank + i]) for i in range(rank))
+    grow = [(max(0, -pads[i]), max(0, -pads[rank + i])) for i in range(rank)]
+    out = np.pad(out, [(0, 0), (0, 0)] + grow)   # negative pads extend the output
+    crop = tuple(slice(max(0, pads[i]), full[i] + grow[i][0] - pads[rank + i])
+                 for i in range(rank))
     return np.ascontiguousarray(out[(slice(None), slice(None)) + crop])

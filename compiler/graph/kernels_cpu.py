@@ -70,7 +70,7 @@ def conv2d(node, x, w, b=None):
         return acc if b is None else wrap32(acc.astype(np.int64) + b)
     out = _conv(x, w, node.attr("strides", (1, 1)), node.attr("pads", (0,) * 4),
                 node.attr("dilations", (1, 1)), node.attr("groups", 1), np.float32)
-    return (out if b is None else out + b.reshape(1, -1, 1, 1)).astype(np.float32)
+    return (out if b is None else out + b.reshape(1, -1, 1, 1)).astype(x.dtype)
 
 
 def dense(node, x, w, b=None):
@@ -78,7 +78,7 @@ def dense(node, x, w, b=None):
         acc = wrap32(x.astype(np.float64) @ w.astype(np.float64).T)
         return acc if b is None else wrap32(acc.astype(np.int64) + b)
     out = x @ w.T
-    return (out if b is None else out + b).astype(np.float32)
+    return (out if b is None else out + b).astype(x.dtype)
 
 
 def matmul(a, b):
@@ -147,6 +147,9 @@ def avg_pool(node, x):
     kernel, strides, pads = node.attr("kernel"), node.attr("strides", (1, 1)), \
         node.attr("pads", (0,) * 4)
     ceil = bool(node.attr("ceil_mode", 0))
+    if ceil and node.attr("count_include_pad", 0):  # the overhang must not count
+        from .kernels import pool_nd
+        return pool_nd(x, "avg", kernel, strides, pads, None, 1, 1)
     sums = windows(x, kernel, strides, pads, ceil=ceil).sum(axis=(4, 5))
     h, w = x.shape[2:]
     if node.attr("count_include_pad", 0):
@@ -167,7 +170,8 @@ def global_avg_pool(node, x):
 def batch_norm(node, x, scale, bias, mean, var):
     shape = (1, -1) + (1,) * (x.ndim - 2)
     inv = (scale / np.sqrt(var + np.float32(node.attr("epsilon", 1e-5)))).astype(np.float32)
-    return x * inv.reshape(shape) + (bias - mean * inv).astype(np.float32).reshape(shape)
+    out = x * inv.reshape(shape) + (bias - mean * inv).astype(np.float32).reshape(shape)
+    return out.astype(x.dtype)
 
 
 def softmax(x, axis):
@@ -183,7 +187,7 @@ def pad(node, x):
 
 def _param(value, ndim, axis):
     p = np.asarray(value)
-    if p.ndim == 0:
+    if p.ndim == 0 or p.ndim == ndim:
         return p
     shape = [1] * ndim
     shape[axis % ndim] = -1

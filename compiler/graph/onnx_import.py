@@ -84,18 +84,22 @@ def schema_version(op_type: str, opset: int) -> int:
     return _onnx().defs.get_schema(op_type, opset, "").since_version
 
 
-_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
-           7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64"}
+#: ONNX data types (TensorProto numbers) as graph-IR dtype names
+ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
+               7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64",
+               16: "bfloat16", 17: "float8_e4m3fn", 18: "float8_e4m3fnuz", 19: "float8_e5m2",
+               20: "float8_e5m2fnuz", 21: "uint4", 22: "int4", 23: "float4_e2m1fn",
+               24: "float8_e8m0fnu", 25: "uint2", 26: "int2"}
 
 
-def onnx_dtype(elem_type: int, what: str) -> str:
+def onnx_dtype(elem_type: int, what: str, error=ModelError) -> str:
     try:
-        return _DTYPES[elem_type]
+        return ONNX_DTYPES[elem_type]
     except KeyError:
         onnx = _onnx()
         name = onnx.TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
-        raise ModelError(f"dtype of {what} must be one of {sorted(_DTYPES.values())}, "
-                         f"not {name}") from None
+        raise error(f"dtype of {what} must be one of {sorted(ONNX_DTYPES.values())}, "
+                    f"not {name}") from None
 
 
 def input_shape(value_info, override: Mapping | None) -> tuple[int, ...]:

@@ -74,7 +74,7 @@ WITH_ALPHA = {  # op: (ONNX op, versions, attribute defaults, kernel(node, x, **
     "selu": ("Selu", (6, 22), dict(alpha=1.67326319217681884765625,
                                    gamma=1.05070102214813232421875),
              lambda x, alpha, gamma: gamma * np.where(x > 0, x, alpha * np.expm1(x))),
-    "celu": ("Celu", (12,), dict(alpha=1.0),
+    "celu": ("Celu", (12, 28), dict(alpha=1.0),
              lambda x, alpha: np.maximum(0, x) + np.minimum(0, alpha * np.expm1(x / alpha))),
     "hard_sigmoid": ("HardSigmoid", (6, 22), dict(alpha=0.2, beta=0.5),
                      lambda x, alpha, beta: np.clip(alpha * x + beta, 0, 1)),

@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-#: ONNX data types by TensorProto number, as graph-IR dtype names
-ONNX_DTYPES = {1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
-               7: "int64", 9: "bool", 10: "float16", 11: "float64", 12: "uint32",
-               13: "uint64"}
+from ..errors import UnsupportedOpError
+from ..onnx_import import onnx_dtype
 
 
 def dtype_of(c, elem_type: int, what: str) -> str:
-    try:
-        return ONNX_DTYPES[elem_type]
-    except KeyError:
-        from onnx import TensorProto
-        name = TensorProto.DataType.Name(elem_type) if elem_type else "undefined"
-        raise c.fail(what, f"one of {sorted(set(ONNX_DTYPES.values()))}", name) from None
+    """An ONNX data type number as a graph-IR dtype (UnsupportedOpError naming the node)."""
+    return onnx_dtype(elem_type, f"{what} of {c.op_type} node {c.label!r}", UnsupportedOpError)
 
 
 def spatial(c, x_shape, kernel, with_dilations: bool = True):

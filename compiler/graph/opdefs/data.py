@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import kernels_cpu as N
 from .. import kernels_int as I
-from ..ir import TensorType
+from ..ir import TensorType, is_float
 from ..opdef import OpDef, onnx_op, register
 from ..shapes import fail, need, need_dtype
 from .common import dtype_of, scalar
@@ -85,7 +85,7 @@ def _pad(c):
     if len(pads) != 2 * rank:
         raise c.fail("pads", f"{2 * rank} numbers", pads)
     grow = tuple(max(0, p) for p in pads)
-    value = float(value) if x.dtype.startswith("float") else int(value)
+    value = float(value) if is_float(x.dtype) else int(value)
     if min(pads) >= 0:
         c.emit("pad", [c.input(0)], pads=grow, value=value, mode=mode)
         return
@@ -145,7 +145,7 @@ def _constant_of_shape(c):
     c.constant(np.full(shape, value[0], value.dtype), out=0)
 
 
-@onnx_op("Range", versions=(11,), static_inputs=(0, 1, 2))
+@onnx_op("Range", versions=(11, 27), static_inputs=(0, 1, 2))
 def _range(c):
     start, limit, delta = (c.static(i, name) for i, name in
                            enumerate(("start", "limit", "delta")))
@@ -153,6 +153,8 @@ def _range(c):
         raise c.fail("start/limit/delta", "constants with a non-zero delta",
                      (start, limit, delta))
     dtype = np.asarray(start).dtype
+    start, limit, delta = (np.float64(v) if dtype.kind == "f" else np.int64(v)
+                           for v in (start, limit, delta))
     count = max(int(np.ceil((limit - start) / delta)), 0)
     c.constant((start + np.arange(count) * delta).astype(dtype), out=0)
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
-from ..ir import TensorType
+from ..ir import TensorType, is_float
 from ..opdef import OpDef, onnx_op, register
 from ..shapes import as_bool, broadcast_shape, broadcast_type, fail, need
 
@@ -126,10 +126,11 @@ def _pow(c):
     c.emit("pow", [c.input(0), c.input(1)])
 
 
-@onnx_op("Mod", versions=(13,))
+@onnx_op("Mod", versions=(13, 28))
 def _mod(c):
-    if c.type(0).dtype.startswith("float") and not c.attr("fmod", 0):
-        raise c.fail("fmod", "1 for float operands", 0)
+    """fmod=0 on floats is defined from Mod-28 on (A - floor(A / B) * B)."""
+    if is_float(c.type(0).dtype) and not c.attr("fmod", 0) and c.version < 28:
+        raise c.fail("fmod", "1 for float operands before Mod-28", 0)
     c.emit("mod", [c.input(0), c.input(1)], fmod=c.attr("fmod", 0))
 
 

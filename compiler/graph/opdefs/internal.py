@@ -1,4 +1,4 @@
-"""Operators the compiler makes (never imported from ONNX): cast, pack / unpack (blocked
+"""Operators the compiler makes (never imported from ONNX): pack / unpack (blocked
 layouts), the fused int8 GEMMs accel_conv2d / accel_dense / qconv2d / qdense, and
 fused_elementwise."""
 from __future__ import annotations
@@ -60,11 +60,6 @@ def ref_fused(node, *args):
     return run_body(node, args, reference_kernel)
 
 
-def infer_cast(node, types):
-    need(node, types, 1)
-    return [TensorType(types[0].shape, node.attr("dtype"))]
-
-
 def _pack(n, x):
     return pack_array(x, n.attr("blocks"))
 
@@ -74,9 +69,6 @@ def _unpack(n, x):
 
 
 register(
-    OpDef("cast", infer_cast, reference=lambda n, x: x.astype(n.attr("dtype")),
-          int8=I.cast, quant="integer", elementwise=True,
-          doc="x.astype(dtype): integers narrow to their low bits (no saturation)"),
     OpDef("pack", infer_pack, reference=_pack, int8=_pack, quant="integer",
           doc="NCHW -> NCHW{n}n{c}c blocked layout (layout.py), zero padding"),
     OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),

@@ -272,6 +272,9 @@ def _space_to_depth(c):
     (b, ch, h, w), bs = _blocks(c)
     if h % bs or w % bs:
         raise c.fail("height and width", f"multiples of blocksize {bs}", (h, w))
+    mode = c.attr("mode", "DCR")   # an attribute from SpaceToDepth-28 on
+    if mode not in ("DCR", "CRD"):
+        raise c.fail("mode", "'DCR' or 'CRD'", repr(mode))
     y = c.op("reshape", [c.input(0)], shape=(b, ch, h // bs, bs, w // bs, bs))
-    y = c.op("transpose", [y], perm=(0, 3, 5, 1, 2, 4))
+    y = c.op("transpose", [y], perm=(0, 3, 5, 1, 2, 4) if mode == "DCR" else (0, 1, 3, 5, 2, 4))
     reshape_to(c, y, (b, ch * bs * bs, h // bs, w // bs))

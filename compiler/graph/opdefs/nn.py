@@ -134,8 +134,9 @@ register(
     OpDef("dense", infer_dense, reference=ref_dense, cpu=N.dense, llvm=L.dense,
           llvm_when=L.float_only, int8=I.dense, quant="gemm",
           doc="x [N, K] @ w[M, K]^T (+ bias)"),
-    OpDef("matmul", infer_matmul, reference=lambda n, a, b: np.matmul(a, b),
-          cpu=lambda n, a, b: N.matmul(a, b),
+    OpDef("matmul", infer_matmul,
+          reference=lambda n, a, b: np.matmul(a, b).astype(a.dtype, copy=False),
+          cpu=lambda n, a, b: N.matmul(a, b).astype(a.dtype, copy=False),
           doc="batched matmul [..., M, K] @ [..., K, N] with numpy broadcasting"),
     OpDef("batch_norm", infer_batch_norm, reference=ref_batch_norm, cpu=N.batch_norm,
           llvm=L.batch_norm, llvm_when=L.when_batch_norm,
@@ -187,7 +188,7 @@ def _conv_transpose(c):
         for i in range(rank):
             total = strides[i] * (x.shape[2 + i] - 1) + out_pad[i] + \
                 (kernel[i] - 1) * dilations[i] + 1 - target[i]
-            half = total // 2
+            half = int(total / 2)   # C division: toward zero
             pads[i], pads[rank + i] = (total - half, half) if auto == "SAME_LOWER" else \
                 (half, total - half)
     c.emit("conv_transpose", c.inputs()[:3], strides=strides, pads=tuple(pads),

@@ -11,19 +11,24 @@ from .. import kernels as K
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
-from ..ir import Node, TensorType
+from ..ir import Node, TensorType, np_dtype
 from ..opdef import OpDef, onnx_op, register
 from ..shapes import broadcast_shape, fail, need
+from .cast import cast_array
 from .common import dtype_of, spatial
 from .nn import infer_conv2d, infer_matmul
 
 QUANT_DTYPES = ("int8", "uint8", "int16", "uint16", "int32")
+LOW_INTS = ("int4", "uint4", "int2", "uint2")
+LOW_FLOATS = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+              "float4_e2m1fn")
+ANY_DTYPES = QUANT_DTYPES + LOW_INTS + LOW_FLOATS
 
 
 def infer_quantize(node, types):
     need(node, types, 1)
-    if node.attr("dtype", "int8") not in QUANT_DTYPES:
-        raise fail(node, "dtype", f"one of {QUANT_DTYPES}", node.attr("dtype"))
+    if node.attr("dtype", "int8") not in ANY_DTYPES:
+        raise fail(node, "dtype", f"one of {ANY_DTYPES}", node.attr("dtype"))
     return [TensorType(types[0].shape, node.attr("dtype", "int8"))]
 
 
@@ -56,14 +61,46 @@ def infer_shr(node, types):
     return [types[0]]
 
 
+def _params(node, x):
+    axis = node.attr("axis", 1)
+    return (K.channel_shape(np.asarray(node.attr("scale"), np.float32), x.ndim, axis),
+            K.channel_shape(np.asarray(node.attr("zero_point")), x.ndim, axis))
+
+
 def ref_quantize(node, x):
-    return K.quantize_linear(x, node.attr("scale"), node.attr("zero_point"),
-                             node.attr("axis", 1), node.attr("dtype", "int8"))
+    dtype = node.attr("dtype", "int8")
+    if dtype in QUANT_DTYPES:
+        return K.quantize_linear(x, node.attr("scale"), node.attr("zero_point"),
+                                 node.attr("axis", 1), dtype)
+    import ml_dtypes
+    scale, zp = _params(node, x)
+    scaled = x.astype(np.float32) / scale
+    if dtype in LOW_FLOATS:   # float zero points are 0: a saturating cast
+        return cast_array(scaled, dtype, bool(node.attr("saturate", 1)))
+    info = ml_dtypes.iinfo(np_dtype(dtype))
+    q = np.rint(scaled).astype(np.float64) + zp.astype(np.float64)
+    return np.clip(q, info.min, info.max).astype(np.int64).astype(np_dtype(dtype))
 
 
 def ref_dequantize(node, x):
-    y = K.dequantize_linear(x, node.attr("scale"), node.attr("zero_point"), node.attr("axis", 1))
+    if x.dtype.name in QUANT_DTYPES:
+        y = K.dequantize_linear(x, node.attr("scale"), node.attr("zero_point"),
+                                node.attr("axis", 1))
+    else:
+        scale, zp = _params(node, x)
+        wide = np.float32 if x.dtype.name in LOW_FLOATS else np.int32
+        y = (x.astype(wide) - zp.astype(wide)).astype(np.float32) * scale
     return y.astype(node.attr("out_dtype", "float32"))
+
+
+def cpu_quantize(node, x):
+    return N.quantize(node, x) if node.attr("dtype", "int8") in QUANT_DTYPES else \
+        ref_quantize(node, x)
+
+
+def cpu_dequantize(node, x):
+    return N.dequantize(node, x) if x.dtype.name in QUANT_DTYPES and \
+        node.attr("out_dtype", "float32") == "float32" else ref_dequantize(node, x)
 
 
 def ref_qlinear_conv(node, x, w, b=None):
@@ -89,10 +126,10 @@ def ref_qlinear_matmul(node, a, b):
 
 
 register(
-    OpDef("quantize", infer_quantize, reference=ref_quantize, cpu=N.quantize,
+    OpDef("quantize", infer_quantize, reference=ref_quantize, cpu=cpu_quantize,
           llvm=L.quantize, llvm_when=L.when_quantize, int8=I.quantize, int8_always=True,
           elementwise=True, doc="saturate(round_half_even(x / scale) + zero_point)"),
-    OpDef("dequantize", infer_dequantize, reference=ref_dequantize, cpu=N.dequantize,
+    OpDef("dequantize", infer_dequantize, reference=ref_dequantize, cpu=cpu_dequantize,
           llvm=L.dequantize, llvm_when=L.when_dequantize, int8=I.dequantize,
           int8_always=True, elementwise=True, doc="(x - zero_point) * scale"),
     OpDef("qlinear_conv", infer_qlinear_conv, reference=ref_qlinear_conv,
@@ -131,25 +168,33 @@ def _blocked(c, param: np.ndarray, shape, axis: int) -> np.ndarray:
     return np.ascontiguousarray(full[tuple(slice(0, d) for d in shape)])
 
 
-@onnx_op("QuantizeLinear", versions=(13, 19, 21, 23, 24, 25))
+@onnx_op("QuantizeLinear", versions=(13, 19, 21, 23, 24, 25, 28), static_inputs=(1, 2))
 def _quantize(c):
     x = c.type(0)
+    if c.attr("precision", 0) not in (0, 1):
+        raise c.fail("precision", "float32 (1) or the scale's type (0)", c.attr("precision"))
     out = c.attr("output_dtype", 0)
     zp_dtype = dtype_of(c, out, "output_dtype") if out else "uint8"
     scale, zp = _qparams(c, 1, 2, "y", zp_dtype)
-    if str(zp.dtype) not in QUANT_DTYPES:
-        raise c.fail("zero point dtype", f"one of {QUANT_DTYPES}", str(zp.dtype))
+    if str(zp.dtype) not in ANY_DTYPES:
+        raise c.fail("zero point dtype", f"one of {ANY_DTYPES}", str(zp.dtype))
+    if str(zp.dtype) in LOW_FLOATS and np.any(zp.astype(np.float32) != 0):
+        raise c.fail("zero point", "0 for a float type", "non-zero")
     axis = _axis(c, scale, x.rank)
+    saturate = {} if c.attr("saturate", 1) else {"saturate": 0}
     c.emit("quantize", [c.input(0)], scale=_blocked(c, scale, x.shape, axis),
-           zero_point=_blocked(c, zp, x.shape, axis), axis=axis, dtype=str(zp.dtype))
+           zero_point=_blocked(c, zp, x.shape, axis), axis=axis, dtype=str(zp.dtype),
+           **saturate)
 
 
-@onnx_op("DequantizeLinear", versions=(13, 19, 21, 23, 24, 25))
+@onnx_op("DequantizeLinear", versions=(13, 19, 21, 23, 24, 25, 28), static_inputs=(1, 2))
 def _dequantize(c):
     x = c.type(0)
-    if x.dtype not in QUANT_DTYPES:
-        raise c.fail("input dtype", f"one of {QUANT_DTYPES}", x.dtype)
+    if x.dtype not in ANY_DTYPES:
+        raise c.fail("input dtype", f"one of {ANY_DTYPES}", x.dtype)
     scale_dtype = str(c.static(1, "x scale").dtype)
+    if c.attr("output_dtype", 0):
+        scale_dtype = dtype_of(c, c.attr("output_dtype"), "output_dtype")
     scale, zp = _qparams(c, 1, 2, "x", x.dtype)
     axis = _axis(c, scale, x.rank)
     c.emit("dequantize", [c.input(0)], scale=_blocked(c, scale, x.shape, axis),
@@ -157,7 +202,7 @@ def _dequantize(c):
            **({} if scale_dtype == "float32" else {"out_dtype": scale_dtype}))
 
 
-@onnx_op("QLinearConv", versions=(10,))
+@onnx_op("QLinearConv", versions=(10,), static_inputs=(1, 2, 4, 5, 6, 7))
 def _qlinear_conv(c):
     x, w = c.type(0), c.type(3)
     if x.rank != 4:
@@ -172,7 +217,7 @@ def _qlinear_conv(c):
            w_zero_point=wz, y_scale=ys, y_zero_point=yz, y_dtype=str(yz.dtype))
 
 
-@onnx_op("QLinearMatMul", versions=(10, 21))
+@onnx_op("QLinearMatMul", versions=(10, 21), static_inputs=(1, 2, 4, 5, 6, 7))
 def _qlinear_matmul(c):
     a_s, a_z = _qparams(c, 1, 2, "a")
     b_s, b_z = _qparams(c, 4, 5, "b")

@@ -33,13 +33,15 @@ def infer_reduce(node, types):
 
 
 def _low(dtype):
-    return -np.inf if dtype.kind == "f" else (False if dtype.kind == "b" else
-                                               np.iinfo(dtype).min)
+    if dtype.kind == "b":
+        return False
+    return np.iinfo(dtype).min if dtype.kind in "iu" else -np.inf
 
 
 def _high(dtype):
-    return np.inf if dtype.kind == "f" else (True if dtype.kind == "b" else
-                                              np.iinfo(dtype).max)
+    if dtype.kind == "b":
+        return True
+    return np.iinfo(dtype).max if dtype.kind in "iu" else np.inf
 
 
 def ref_reduce(node, x):
@@ -109,7 +111,8 @@ _REDUCE = {"ReduceMean": ("mean", (13, 18)), "ReduceMax": ("max", (13, 18, 20)),
            "ReduceMin": ("min", (13, 18, 20)), "ReduceSum": ("sum", (13,)),
            "ReduceProd": ("prod", (13, 18)), "ReduceL1": ("l1", (13, 18)),
            "ReduceL2": ("l2", (13, 18)), "ReduceSumSquare": ("sum_square", (13, 18)),
-           "ReduceLogSum": ("log_sum", (13, 18)), "ReduceLogSumExp": ("log_sum_exp", (13, 18))}
+           "ReduceLogSum": ("log_sum", (13, 18, 28)),
+           "ReduceLogSumExp": ("log_sum_exp", (13, 18, 28))}
 
 
 def _reduce_converter(kind: str, op_type: str):

@@ -57,7 +57,8 @@ def liveness(graph: Graph) -> dict[str, tuple[int, int]]:
             if v in live:
                 live[v] = (live[v][0], max(live[v][1], i))
     for v in graph.outputs:
-        live[v] = (live[v][0], end)
+        if v in live:  # an output that is a constant needs no arena buffer
+            live[v] = (live[v][0], end)
     return live
 
 
