@@ -12,8 +12,9 @@ times into separate logs: serially, on the local process pool (2 workers) and on
 LocalCluster (2 workers): wall time per point, and the three must give the same records.
 Stage B (RTL): the four configs 1x{8,16}x{2,4} bus 64 (they fit the ULX3S) run on the
 Verilated core too (cycles checked against the reference): the model's error per network
-and per layer. Stage C (ECP5): the same four through the open flow (``pnr``: place and
-route, Fmax; ``synth``: Yosys only). Every stage resumes from its log and the caches
+and per layer. Stage C (ECP5): their bus-128 versions (on the Pareto front: fewer cycles
+and fewer block RAMs than bus 64) through the open flow (``pnr``: place and route, Fmax,
+one build at a time; ``synth``: Yosys only). Every stage resumes from its log and the caches
 (Verilator builds, synthesis/P&R results by fingerprint), so reruns only do what is new.
 Prints tables, then one JSON line.
 """
@@ -26,7 +27,8 @@ import time
 from pathlib import Path
 
 SHAPES = {"block_in": [8, 16, 32], "block_out": [2, 4, 8, 16], "bus_bits": [64, 128]}
-SMALL = {"block_in": [8, 16], "block_out": [2, 4], "bus_bits": [64]}
+RTL_SET = {"block_in": [8, 16], "block_out": [2, 4], "bus_bits": [64]}
+FPGA_SET = {"block_in": [8, 16], "block_out": [2, 4], "bus_bits": [128]}
 
 
 def make_spec(sweep: dict, input_size: int, cycles: str = "model", flow: str = "estimate"):
@@ -92,10 +94,10 @@ def _merge(source: Path, target: Path) -> None:
         log.append(rec)
 
 
-def stage_small(args, out: Path, cycles: str, flow: str) -> None:
+def stage_small(args, out: Path, sweep: dict, cycles: str, flow: str) -> None:
     from vtalab.compiler.tune.executor import SerialExecutor
     from vtalab.dse.sweep import run_sweep
-    spec = make_spec(SMALL, args.input_size, cycles, flow)
+    spec = make_spec(sweep, args.input_size, cycles, flow)
     start = time.perf_counter()
     summary = run_sweep(spec, out / "main", executor=SerialExecutor(), resume=True,
                         retry_errors=True)
@@ -163,10 +165,10 @@ def main(argv=None) -> dict:
         result["executors"] = json.loads((out / "executors.json").read_text())
     if not args.no_rtl:
         print("stage B: RTL on 4 configs", flush=True)
-        stage_small(args, out, "rtl", "estimate")
+        stage_small(args, out, RTL_SET, "rtl", "estimate")
     if not args.no_fpga:
         print(f"stage C: ECP5 {args.fpga_flow} of 4 configs", flush=True)
-        stage_small(args, out, "model", args.fpga_flow)
+        stage_small(args, out, FPGA_SET, "model", args.fpga_flow)
     result.update(tables(out, args))
     ex = result.get("executors", {})
     print(f"\n{'executor':<8} {'points':>6} {'wall s':>7} {'wall/point s':>12} "
