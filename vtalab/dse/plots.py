@@ -169,24 +169,31 @@ def utilization(record: dict, path, title: str = "") -> Path:
 
 
 def model_vs_rtl(records: list, path, title: str = "") -> Path:
+    """Left: model cycles against RTL cycles; right: the relative error against size."""
     plt = _plt()
     layer_pts = [(r["cycles_rtl"], r["cycles_model"]) for rec in records
                  for r in rec["layers"] if r.get("cycles_rtl") and r.get("cycles_model")]
     nets = [(rec["metrics"]["cycles"], rec["metrics"]["cycles_model"]) for rec in records]
     if not nets:
         raise DseError("the model-vs-RTL plot must have records measured on RTL, not none")
-    fig, ax = plt.subplots(figsize=(6, 5))
-    if layer_pts:
-        ax.scatter(*zip(*layer_pts), s=12, alpha=0.6, label="layers")
-    ax.scatter(*zip(*nets), s=60, marker="*", color="tab:red", label="networks")
+    fig, (ax, err) = plt.subplots(1, 2, figsize=(11, 4.8))
+    for pts, style in ((layer_pts, dict(s=12, alpha=0.6, label="layers")),
+                       (nets, dict(s=70, marker="*", color="tab:red", label="networks"))):
+        if pts:
+            ax.scatter(*zip(*pts), **style)
+            err.scatter([r for r, _ in pts], [100 * (m - r) / r for r, m in pts], **style)
     allv = [v for p in layer_pts + nets for v in p]
     lo, hi = min(allv) / 1.5, max(allv) * 1.5
     ax.plot([lo, hi], [lo, hi], color="black", lw=1, label="model = RTL")
-    ax.set_xscale("log")
+    err.axhline(0, color="black", lw=1)
+    for a in (ax, err):
+        a.set_xscale("log")
+        a.set_xlabel("RTL cycles")
+        a.grid(alpha=0.3, which="both")
+        a.legend(fontsize=8)
     ax.set_yscale("log")
-    ax.set_xlabel("RTL cycles")
     ax.set_ylabel("cycle model")
+    err.set_ylabel("model error (%)")
     ax.set_title(title, fontsize=10)
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    err.set_title("(model - RTL) / RTL", fontsize=10)
     return _save(fig, plt, path)
