@@ -46,7 +46,7 @@ def _cmd_compile(args) -> int:
     from vtalab.model_cli import compile_file
     compile_file(args.model, args.output, args.config, args.calibrate,
                  per_channel=args.per_channel, quantize=not args.float,
-                 tuning_log=args.tuning_log)
+                 tuning_log=args.tuning_log, input_shape=args.input_shape, opset=args.opset)
     return 0
 
 
@@ -101,8 +101,10 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
 
-    comp = sub.add_parser("compile", help="compile an ONNX model into a module file (.vtl)")
-    comp.add_argument("model", help="ONNX model file")
+    comp = sub.add_parser("compile", help="compile an ONNX (or PyTorch) model into a module "
+                                          "file (.vtl)")
+    comp.add_argument("model", help="ONNX model file, or a PyTorch one (.pt / .pth: "
+                                    "TorchScript or a pickled nn.Module; .pt2: torch.export)")
     comp.add_argument("-o", "--output", required=True, help="module file to write (.vtl)")
     comp.add_argument("--config", default="default", help="preset name or .json/.toml file")
     comp.add_argument("--calibrate", metavar="DATA.npy",
@@ -112,6 +114,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="no quantisation: everything on the CPU fallback in float32")
     comp.add_argument("--tuning-log", metavar="LOG",
                       help="use the best record per task from this tuning log")
+    comp.add_argument("--input-shape", metavar="N,C,H,W",
+                      help="a PyTorch model's input shape (its example input for export)")
+    comp.add_argument("--opset", type=int, default=17,
+                      help="ONNX opset a PyTorch model is exported at (default 17)")
     comp.set_defaults(func=_cmd_compile)
 
     from vtalab import tune_cli

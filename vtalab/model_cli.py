@@ -1,6 +1,7 @@
 """What `vtalab compile` and `vtalab run` do, as library functions (the CLI is thin).
 
     module = compile_file("m.onnx", "m.vtl", config="default", calibrate="cal.npy")
+    module = compile_file("m.pt", "m.vtl", input_shape="1,3,224,224")   # PyTorch
     y, profile = run_file("m.vtl", "x.npy", output="y.npy", backend="fsim")
 
 Without a calibration set a model that carries no quantisation ranges is calibrated on
@@ -20,6 +21,7 @@ from vtalab.compiler.exec.module import Module, compile_model
 from vtalab.compiler.exec.serialize import load_module, save_module
 
 SYNTHETIC_SAMPLES = 8
+TORCH_SUFFIXES = (".pt", ".pth", ".pt2")
 
 
 class InputFileError(VtaError, ValueError):
@@ -51,11 +53,36 @@ def calibration_for(graph, calibrate, echo):
     return [rng.normal(0, 1, shape).astype(np.float32) for _ in range(SYNTHETIC_SAMPLES)]
 
 
-def compile_onnx(model_path, config="default", calibrate=None, per_channel=False,
-                 quantize=True, echo=print, tuning_log=None) -> Module:
+def parse_shape(text) -> tuple[int, ...]:
+    try:
+        shape = tuple(int(d) for d in str(text).replace("x", ",").split(",") if d.strip())
+    except ValueError:
+        shape = ()
+    if not shape or min(shape) < 1:
+        raise InputFileError(f"--input-shape must be positive sizes like 1,3,224,224, not "
+                             f"{text!r}")
+    return shape
+
+
+def load_model(model_path, input_shape=None, opset: int = 17):
+    """The graph IR of an ONNX file, or of a PyTorch file exported at `opset` with a
+    random example input of `input_shape`."""
     from vtalab.compiler.graph import load_onnx
+    if Path(model_path).suffix not in TORCH_SUFFIXES:
+        return load_onnx(model_path)
+    if input_shape is None:
+        raise InputFileError(f"--input-shape must be given for the PyTorch model "
+                             f"{str(model_path)!r} (its example input), not omitted")
+    from vtalab.compiler.torch_import import load_torch, load_torch_file
+    x = np.random.default_rng(0).normal(0, 1, parse_shape(input_shape)).astype(np.float32)
+    return load_torch(load_torch_file(model_path), (x,), opset)
+
+
+def compile_onnx(model_path, config="default", calibrate=None, per_channel=False,
+                 quantize=True, echo=print, tuning_log=None, input_shape=None,
+                 opset: int = 17) -> Module:
     start = time.perf_counter()
-    graph = load_onnx(model_path)
+    graph = load_model(model_path, input_shape, opset)
     calibration = calibration_for(graph, calibrate, echo) if quantize else None
     echo(f"compiling {graph.name} ({len(graph.nodes)} nodes) for {config}")
     module = compile_model(graph, config, calibration=calibration, per_channel=per_channel,
@@ -81,9 +108,10 @@ def compile_table(module: Module) -> str:
 
 
 def compile_file(model_path, output, config="default", calibrate=None, per_channel=False,
-                 quantize=True, echo=print, tuning_log=None) -> Module:
+                 quantize=True, echo=print, tuning_log=None, input_shape=None,
+                 opset: int = 17) -> Module:
     module = compile_onnx(model_path, config, calibrate, per_channel, quantize, echo,
-                          tuning_log)
+                          tuning_log, input_shape, opset)
     path = save_module(module, output)
     echo(module.report)
     echo(compile_table(module))
