@@ -167,6 +167,7 @@ class Fetch(wiring.Component):
         moved = Signal()
         targets = [(self.load_insn, is_load & ~drop), (self.store_insn, is_store & ~drop),
                    (self.compute_insn, ~is_load & ~is_store & ~drop)]
+        leaves = [drop]                     # a dropped instruction leaves at once
         for name, (port, chosen) in zip(("load_q", "store_q", "compute_q"), targets):
             queue = fifo.SyncFIFOBuffered(width=INSN_BITS, depth=QUEUE_DEPTH)
             m.submodules[name] = queue
@@ -174,9 +175,6 @@ class Fetch(wiring.Component):
                          queue.w_en.eq(slice_.o_valid & chosen),
                          port.payload.eq(queue.r_data), port.valid.eq(queue.r_rdy),
                          queue.r_en.eq(port.ready)]
-            with m.If(chosen):
-                m.d.comb += moved.eq(slice_.o_valid & queue.w_rdy)
-        with m.If(drop):                    # a dropped instruction leaves at once
-            m.d.comb += moved.eq(slice_.o_valid)
-        m.d.comb += slice_.o_ready.eq(moved)
+            leaves.append(chosen & queue.w_rdy)
+        m.d.comb += [moved.eq(slice_.o_valid & Cat(*leaves).any()), slice_.o_ready.eq(moved)]
         return moved

@@ -7,7 +7,8 @@ queues *in program order* (four small counters: a pop of a queue no earlier inst
 pushed into is the deadlock it would cause, found before anything waits). The first
 failing instruction's code and program index are latched (``latched``, ``index``) and it
 and every later instruction are dropped (``drop``); ``aborted`` then ends the run once the
-modules have finished the instructions before it. ``start`` clears everything.
+modules have finished the instructions before it. ``start`` clears everything. (``index``
+counts from -1: after a run it is the last instruction checked, the failing one.)
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ class FetchCheck(wiring.Component):
         token_codes = self._tokens(m, mem, pops, pushes)
         op = mem.opcode
         is_mem = (op == Opcode.LOAD) | (op == Opcode.STORE)
-        finish_seen = Signal()
+        finish_seen = self._finish_seen = Signal()
         conditions = [                     # in ErrorCode order: the first true one counts
             (ErrorCode.AFTER_FINISH, finish_seen),
             (ErrorCode.OPCODE, op > Opcode.ALU),
@@ -65,17 +66,27 @@ class FetchCheck(wiring.Component):
         for code, condition in reversed(conditions):
             with m.If(condition):
                 m.d.comb += self.code.eq(code)
-        m.d.comb += self.drop.eq(self.aborted | (self.code != 0))
+        self._latch(m, Cat(*(c for _, c in conditions)).any(), op == Opcode.FINISH)
+        return m
+
+    def _latch(self, m, bad, finish) -> None:
+        """Drop from the first bad instruction on; its code and index reach the registers a
+        cycle later (``bad_q``), so no clock enable waits on the checks: ``drop`` is a flat
+        OR of them, the code a register's data input, the index a counter of entries."""
+        bad_q, code_q = Signal(), Signal.like(self.code)
+        stopped = self.aborted | bad_q
+        m.d.comb += self.drop.eq(stopped | bad)
+        m.d.sync += [bad_q.eq(self.enter & ~stopped & bad), code_q.eq(self.code)]
+        finish_seen = self._finish_seen
         with m.If(self.start):
             m.d.sync += [finish_seen.eq(0), self.aborted.eq(0), self.latched.eq(0),
-                         self.index.eq(0)]
-        with m.Elif(self.enter & ~self.aborted):
-            m.d.sync += finish_seen.eq(finish_seen | (op == Opcode.FINISH))
-            with m.If(self.code != 0):
-                m.d.sync += [self.aborted.eq(1), self.latched.eq(self.code)]
-            with m.Else():
-                m.d.sync += self.index.eq(self.index + 1)
-        return m
+                         self.index.eq(-1), bad_q.eq(0)]
+        with m.Else():
+            with m.If(self.enter & ~stopped):      # the index of the last one checked
+                m.d.sync += [self.index.eq(self.index + 1),
+                             finish_seen.eq(finish_seen | finish)]
+            with m.If(bad_q):
+                m.d.sync += [self.aborted.eq(1), self.latched.eq(code_q)]
 
     def _last(self, m) -> Signal:
         """Whether the entering instruction is the program's last (a registered flag)."""
