@@ -21,6 +21,7 @@ from vtalab.spec import Config, load_config
 from vtalab.spec.errors import DeviceError
 
 from ..graph.ir import Graph, Node, TensorType
+from ..graph.opdef import opdef
 from ..graph.passes.partition import partition_report
 from vtalab.runtime.device import default_alignment
 from vtalab.runtime.program import Program
@@ -96,16 +97,12 @@ class Module:
 
 
 def _macs(graph: Graph, node: Node) -> int:
-    if node.op in ("conv2d", "qconv2d", "accel_conv2d"):
-        w = graph.types[node.inputs[1]].shape
-        out = graph.types[node.outputs[0]].size
-        per = int(np.prod(w[1:4])) * (w[-1] if node.attr("layout") == "packed" else 1)
-        return out * per
-    if node.op in ("dense", "qdense", "accel_dense", "matmul"):
-        x = graph.types[node.inputs[0]].shape
-        k = x[1] * x[3] if node.attr("layout") == "packed" else x[-1]
-        return graph.types[node.outputs[0]].size * k
-    return 0
+    """The node's multiply-accumulates (its op table entry's count; 0 for other ops)."""
+    count = opdef(node.op, node.name).macs
+    if count is None:
+        return 0
+    return int(count(node, [graph.types[v] if v else None for v in node.inputs],
+                     graph.types[node.outputs[0]]))
 
 
 def _cpu_step(graph: Graph, node: Node, reason: str) -> Step:

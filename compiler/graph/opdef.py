@@ -12,6 +12,7 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     quant        the quantisation rule (QUANT_RULES)
     elementwise  fusable into a CPU elementwise chain (passes/fuse_elementwise)
     keeps_range  max |y| <= max |x| of the first input (calibration range propagation)
+    macs         (node, input types, output type) -> multiply-accumulates (GEMM-like ops)
 
 and an `OnnxOp` converts one ONNX op type (at the schema versions it was written for) into
 graph-IR nodes. Both live in `REGISTRY`; each family file in `opdefs/` registers its
@@ -56,6 +57,7 @@ class OpDef:
     quant: str = "float"
     elementwise: bool = False
     keeps_range: bool = False
+    macs: Callable | None = None
     doc: str = ""
 
     def __post_init__(self):

@@ -61,7 +61,16 @@ def ref_einsum(node, *xs):
                       ).astype(xs[0].dtype)
 
 
-register(OpDef("einsum", infer_einsum, reference=ref_einsum,
+def macs_einsum(node, types, out):
+    """One multiply-accumulate per point of the space of all indices (two operands)."""
+    if len(types) < 2:
+        return 0
+    inputs, _ = _terms(node.attr("equation"), [t.rank for t in types])
+    sizes = {ch: d for term, t in zip(inputs, types) for ch, d in zip(term, t.shape)}
+    return int(np.prod(list(sizes.values()), dtype=np.int64))
+
+
+register(OpDef("einsum", infer_einsum, reference=ref_einsum, macs=macs_einsum,
                doc="np.einsum(equation, *operands), one or two operands"))
 
 

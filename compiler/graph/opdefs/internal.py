@@ -10,6 +10,7 @@ from ..ir import Node, TensorType
 from ..layout import pack_array, packed_shape, unpack_array
 from ..opdef import OpDef, register
 from ..shapes import need
+from .nn import macs_conv, macs_dense
 
 
 def infer_pack(node, types):
@@ -75,9 +76,10 @@ register(
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
           doc="a chain of elementwise nodes run as one"),
     *[OpDef(op, infer_accel, cpu=cpu, int8=I.accel, int8_always=True, quant="integer",
-            doc=infer_accel.__doc__.splitlines()[0], **llvm)
-      for op, cpu, llvm in (
-          ("accel_conv2d", N.qconv2d, {}), ("accel_dense", N.qdense, {}),
-          ("qconv2d", N.qconv2d, dict(llvm=L.qconv, llvm_when=L.when_qconv)),
-          ("qdense", N.qdense, {}))],
+            macs=macs, doc=infer_accel.__doc__.splitlines()[0], **llvm)
+      for op, cpu, macs, llvm in (
+          ("accel_conv2d", N.qconv2d, macs_conv, {}),
+          ("accel_dense", N.qdense, macs_dense, {}),
+          ("qconv2d", N.qconv2d, macs_conv, dict(llvm=L.qconv, llvm_when=L.when_qconv)),
+          ("qdense", N.qdense, macs_dense, {}))],
 )

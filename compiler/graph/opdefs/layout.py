@@ -13,12 +13,19 @@ from ..shapes import fail, need, same_type
 from .common import static_axes
 
 
+def flatten_shape(shape, axis: int) -> tuple[int, int]:
+    outer = int(np.prod(shape[:axis], dtype=np.int64))
+    inner = int(np.prod(shape[axis:], dtype=np.int64))
+    return outer, inner
+
+
 def infer_flatten(node, types):
     need(node, types, 1)
-    x = types[0]
-    axis = node.attr("axis", 1)
-    outer = int(np.prod(x.shape[:axis], dtype=np.int64))
-    return [TensorType((outer, x.size // max(outer, 1) if outer else 0), x.dtype)]
+    return [TensorType(flatten_shape(types[0].shape, node.attr("axis", 1)), types[0].dtype)]
+
+
+def ref_flatten(node, x):
+    return x.reshape(flatten_shape(x.shape, node.attr("axis", 1)))
 
 
 def infer_reshape(node, types):
@@ -82,17 +89,18 @@ def infer_tile(node, types):
     return [TensorType(tuple(d * r for d, r in zip(types[0].shape, reps)), types[0].dtype)]
 
 
+def ref_expand(node, x):
+    return np.array(np.broadcast_to(x, np.broadcast_shapes(x.shape, node.attr("shape"))))
+
+
 def _same(n, x):
     return x
 
 
 register(
     OpDef("identity", same_type, reference=_same, keeps_range=True),
-    OpDef("flatten", infer_flatten, int8=lambda n, x: x.reshape(infer_flatten(n, [
-        TensorType(x.shape, str(x.dtype))])[0].shape),
-          reference=lambda n, x: x.reshape(infer_flatten(n, [
-              TensorType(x.shape, str(x.dtype))])[0].shape),
-          quant="int8", keeps_range=True, doc="[d0..d(axis-1), rest] as 2-D"),
+    OpDef("flatten", infer_flatten, reference=ref_flatten, int8=ref_flatten, quant="int8",
+          keeps_range=True, doc="[d0 * .. * d(axis-1), the rest] as 2-D"),
     OpDef("reshape", infer_reshape, reference=lambda n, x: x.reshape(n.attr("shape")),
           int8=lambda n, x: x.reshape(n.attr("shape")), quant="int8", keeps_range=True),
     OpDef("transpose", infer_transpose,
@@ -104,11 +112,8 @@ register(
     OpDef("slice", infer_slice, reference=lambda n, x: np.ascontiguousarray(x[_slices(n)]),
           int8=lambda n, x: np.ascontiguousarray(x[_slices(n)]), quant="int8",
           keeps_range=True, doc="x[start:stop:step, ...] with one python slice per axis"),
-    OpDef("expand", infer_expand, quant="int8", keeps_range=True,
-          reference=lambda n, x: np.array(np.broadcast_to(x, infer_expand(n, [
-              TensorType(x.shape, str(x.dtype))])[0].shape)),
-          int8=lambda n, x: np.array(np.broadcast_to(x, infer_expand(n, [
-              TensorType(x.shape, str(x.dtype))])[0].shape))),
+    OpDef("expand", infer_expand, reference=ref_expand, int8=ref_expand, quant="int8",
+          keeps_range=True, doc="broadcast to the shape (numpy rules)"),
     OpDef("tile", infer_tile, reference=lambda n, x: np.tile(x, n.attr("repeats")),
           int8=lambda n, x: np.tile(x, n.attr("repeats")), quant="int8", keeps_range=True),
 )

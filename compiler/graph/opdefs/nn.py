@@ -100,6 +100,26 @@ def infer_conv_transpose(node, types):
     return [TensorType((x.shape[0], w.shape[1] * groups) + spatial_out, x.dtype)]
 
 
+# ---- multiply-accumulates -----------------------------------------------------------------
+def macs_conv(node, types, out):
+    w = types[1].shape
+    return out.size * int(np.prod(w[1:4])) * (w[-1] if packed(node) else 1)
+
+
+def macs_dense(node, types, out):
+    x = types[0].shape
+    return out.size * (x[1] * x[3] if packed(node) else x[-1])
+
+
+def macs_matmul(node, types, out):
+    return out.size * types[0].shape[-1]
+
+
+def macs_conv_transpose(node, types, out):
+    w = types[1].shape
+    return types[0].size * int(np.prod(w[1:]))
+
+
 # ---- float references ----------------------------------------------------------------------
 def ref_conv(node, x, w, b=None):
     out = K.conv2d(x, w, node.attr("strides", (1, 1)), node.attr("pads", (0, 0, 0, 0)),
@@ -129,19 +149,20 @@ def ref_conv_transpose(node, x, w, b=None):
 
 register(
     OpDef("conv2d", infer_conv2d, reference=ref_conv, cpu=N.conv2d, llvm=L.conv,
-          llvm_when=L.when_conv, int8=I.conv2d, quant="gemm",
+          llvm_when=L.when_conv, int8=I.conv2d, quant="gemm", macs=macs_conv,
           doc="2-D convolution NCHW x OIHW (+ bias), groups and dilations"),
     OpDef("dense", infer_dense, reference=ref_dense, cpu=N.dense, llvm=L.dense,
-          llvm_when=L.float_only, int8=I.dense, quant="gemm",
+          llvm_when=L.float_only, int8=I.dense, quant="gemm", macs=macs_dense,
           doc="x [N, K] @ w[M, K]^T (+ bias)"),
     OpDef("matmul", infer_matmul,
           reference=lambda n, a, b: np.matmul(a, b).astype(a.dtype, copy=False),
-          cpu=lambda n, a, b: N.matmul(a, b).astype(a.dtype, copy=False),
+          cpu=lambda n, a, b: N.matmul(a, b).astype(a.dtype, copy=False), macs=macs_matmul,
           doc="batched matmul [..., M, K] @ [..., K, N] with numpy broadcasting"),
     OpDef("batch_norm", infer_batch_norm, reference=ref_batch_norm, cpu=N.batch_norm,
           llvm=L.batch_norm, llvm_when=L.when_batch_norm,
           doc="inference batch norm over axis 1 (folded into a conv where possible)"),
     OpDef("conv_transpose", infer_conv_transpose, reference=ref_conv_transpose,
+          macs=macs_conv_transpose,
           doc="N-D transposed convolution (x: N C ..., w: C M/groups ...)"),
 )
 
