@@ -72,3 +72,13 @@ def test_bad_options_are_refused():
         open_backend("rtl", preset("tiny"), dram_bytes=1 << 20, pressure=1.5)
     with pytest.raises(DeviceError, match="cycle_limit must be"):
         open_backend("rtl", preset("tiny"), dram_bytes=1 << 20, cycle_limit=0)
+
+
+def test_a_slow_memory_is_not_a_stall():
+    # reads outstanding longer than the harness's stall window (1024 quiet cycles) are bus
+    # traffic, not a stall
+    with open_backend("rtl", preset("tiny"), dram_bytes=4 << 20, read_latency=3000,
+                      write_latency=2000) as dev:
+        result, expected, counters, _ = matmul(dev, m=8, k=16, n=16)
+    np.testing.assert_array_equal(result, expected)
+    assert counters["cycles"] > 3000
