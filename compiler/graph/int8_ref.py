@@ -45,3 +45,25 @@ def _kernel_for(node: Node) -> Callable:
 def run_int8(graph: Graph, feeds, keep_all: bool = False) -> dict[str, np.ndarray]:
     """Evaluate a quantised graph (plain, packed or fused) with exact integer arithmetic."""
     return execute(graph, feeds, _kernel_for, keep_all)
+
+
+def int8_step_mismatches(graph: Graph, values: dict) -> list[str]:
+    """Integer values of a run (`values`: every value, e.g. `module.run(x, keep=True)`)
+    that differ from the int8 reference applied to that run's own inputs of the node.
+
+    End to end, a float op run on the CPU (e.g. an LLVM softmax) may differ from the float
+    reference in the last bit and flip a later quantisation; node by node, every integer
+    result must still be exact."""
+    bad = []
+    env = {**graph.constants, **values}
+    for node in graph.nodes:
+        out = node.outputs[0]
+        if out not in values or values[out].dtype.kind not in "iu" or \
+                any(v and v not in env for v in node.inputs):
+            continue
+        args = [env[v] if v else None for v in node.inputs]
+        while args and args[-1] is None:
+            args.pop()
+        if not np.array_equal(np.asarray(_dispatch(node, *args)), values[out]):
+            bad.append(out)
+    return bad
