@@ -43,12 +43,10 @@ def make_config(spec: DseSpec, point: dict) -> Config:
 def label(point: dict, values: dict | None = None) -> str:
     """A short readable name: the array shape, then the other swept fields."""
     values = values or point
-    parts = []
-    if {"batch", "block_in", "block_out"} & set(point):
-        parts.append(f"{values.get('batch', 1)}x{values.get('block_in', '?')}x"
-                     f"{values.get('block_out', '?')}")
-    parts += [f"{ABBREV[k]}{point[k]:g}" for k in point if k in ABBREV and k != "batch"]
-    return " ".join(parts) or "base"
+    shape = f"{values.get('batch', '?')}x{values.get('block_in', '?')}x" \
+            f"{values.get('block_out', '?')}"
+    return " ".join([shape] + [f"{ABBREV[k]}{point[k]:g}" for k in point
+                               if k in ABBREV and k != "batch"])
 
 
 def violation(spec: DseSpec, cfg: Config) -> str | None:

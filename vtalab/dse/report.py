@@ -115,6 +115,21 @@ def write_report(records: list, out_dir, x: str = "dsp", y: str = "cycles",
     return paths, text
 
 
+def _builds(records: list) -> list[str]:
+    """One line per placed-and-routed point: its bitstream and whether it met the clock."""
+    lines = []
+    for rec in records:
+        m = rec["metrics"]
+        if rec["kind"] != "area" or rec["error"] or not m.get("bitstream"):
+            continue
+        clock = rec["config"]["clock_mhz"]
+        met = "met" if m["fmax_mhz"] >= clock else "NOT met"
+        lines.append(f"{rec['label']}: {m['lut']:,} LUTs, {m['ff']:,} FFs, {m['dsp']} DSPs, "
+                     f"{m['bram']} BRAMs, Fmax {m['fmax_mhz']:.1f} MHz ({clock:g} MHz {met}); "
+                     f"bitstream {m['bitstream']}")
+    return lines
+
+
 def _capacity(records: list, x: str):
     """(capacity, text) of the sweep's board for the area axis, or None."""
     from vtalab.fpga.boards import BOARDS
@@ -155,6 +170,7 @@ def summary_text(records, points, front, x, y, workload, chosen, err) -> str:
     lines.append(f"chosen for the roofline: {chosen['label']} ({chosen['fingerprint']}): "
                  f"{m['cycles']:,} cycles, {m['utilization']:.1%} utilisation, "
                  f"{m['gops']:.2f} GOPS at {chosen['config']['clock_mhz']:g} MHz")
+    lines += _builds(records)
     if err is not None:
         lines.append(f"cycle model vs RTL on {err['points']} points: network error mean "
                      f"|{err['network_mean_abs']:.1%}|, max |{err['network_max_abs']:.1%}|; "

@@ -138,7 +138,8 @@ def _log_rejected(spec, rejected, log, summary) -> None:
         return           # sampled spaces: only runnable points are proposed
     for point, cfg, why in rejected:
         log.append(make_record("rejected", point, None, "*", "config", why,
-                               label=cfg.name if cfg is not None else label(point)))
+                               label=cfg.name if cfg is not None
+                               else label(point, {**spec.base.hardware_dict(), **point})))
 
 
 def _sources(spec: DseSpec, key: str, sampled: set) -> list:
