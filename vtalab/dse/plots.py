@@ -65,9 +65,11 @@ def pareto(rows: list, x: str, y: str, path, title: str = "", limit=None) -> Pat
             lw=1.5, label=f"Pareto front ({len(front)} of {len(pts)})")
     ax.scatter([r[x] for r in front], [r[y] for r in front], facecolors="none",
                edgecolors="tab:red", s=80, lw=1.5)
-    for r in front:
-        ax.annotate(r["label"], (r[x], r[y]), textcoords="offset points", xytext=(5, 4),
-                    fontsize=7)
+    lo, hi = min(r[x] for r in pts), max(r[x] for r in pts)
+    for r in front:                      # labels of the rightmost points go to their left
+        right = r[x] > lo + 0.8 * (hi - lo)
+        ax.annotate(r["label"], (r[x], r[y]), textcoords="offset points", fontsize=7,
+                    xytext=(-6, 4) if right else (5, 4), ha="right" if right else "left")
     ax.set_xlabel(AXIS[x])
     ax.set_ylabel(AXIS[y])
     if max(r[y] for r in pts) > 8 * min(r[y] for r in pts):
