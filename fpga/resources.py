@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vtalab.hw.alu import mul_products
 from vtalab.spec import Config
 
 from .boards import Board, get_board
@@ -79,6 +80,14 @@ def memories(cfg: Config, dram_bytes: int = 0) -> dict:
     return mems
 
 
+def alu_mul_dsps(cfg: Config, flow: str) -> int:
+    """DSP units per ALU lane: the pipelined MUL's products (hw/alu.py), each one DSP
+    where a DSP takes its operands (ECP5's 18 bits), else the product's own split."""
+    if flow == "ecp5":
+        return mul_products(cfg)
+    return multiplier_dsps(cfg.mul_bits, cfg.mul_bits, cfg.acc_bits, flow)
+
+
 def estimate(cfg: Config, board: "Board | str") -> Estimate:
     board = get_board(board)
     flow = board.flow
@@ -90,8 +99,7 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
         bram += blocks
     gemm = cfg.macs_per_cycle * multiplier_dsps(cfg.inp_bits, cfg.wgt_bits,
                                                 cfg.inp_bits + cfg.wgt_bits, flow)
-    alu = cfg.batch * cfg.block_out * multiplier_dsps(cfg.acc_bits, cfg.acc_bits,
-                                                      cfg.acc_bits, flow)
+    alu = cfg.batch * cfg.block_out * alu_mul_dsps(cfg, flow)
     other = sum(multiplier_dsps(a, b, out, flow) for a, b, out in OTHER_MULTIPLIERS)
     detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other)
     return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)

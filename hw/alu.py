@@ -2,8 +2,8 @@
 
 Per element, with ``operand`` the sign-extended 16-bit immediate or the element of the
 second accumulator row: MIN/MAX signed, ADD wrapping, SHR by the operand's low
-log2(acc_bits) bits read as a signed number (negative shifts left), MUL wrapping, MOV the
-operand. SAT (requantise) adds the src element unless ``use_imm``, shifts by the
+log2(acc_bits) bits read as a signed number (negative shifts left), MUL wrapping (of the
+operands' low ``Config.mul_bits`` bits read as signed), MOV the operand. SAT (requantise) adds the src element unless ``use_imm``, shifts by the
 immediate's low log2(acc_bits) bits like SHR, and clips to the signed out_bits range
 (lower bound 0 when the immediate's next bit, relu, is set).
 """
@@ -16,6 +16,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import ALU_IMM_BITS, ALU_OPCODE_BITS, AluOp, sat_relu_bit
 
+from .ecp5_dsp import DSP_OPERAND_BITS
 from .gemm import element_view
 from .sram import entry_bits
 
@@ -76,7 +77,8 @@ class AluCore(wiring.Component):
                 m.d.comb += out.eq(sat)
             if self.mul:
                 with m.Case(AluOp.MUL):
-                    m.d.comb += out.eq((a * operand)[:bits])
+                    m.d.comb += out.eq(wrap_to(mul_operand(self.cfg, a)
+                                               * mul_operand(self.cfg, operand), bits))
             with m.Default():
                 m.d.comb += out.eq(a)
         return out
@@ -104,6 +106,24 @@ def sat_clip(cfg: Config, x, relu):
     over = ~sign & upper.any()                   # x > top
     under = sign & Mux(relu, 1, ~upper.all())    # x < 0 (relu) or x < -top - 1
     return Mux(over, top, Mux(under, Mux(relu, 0, -top - 1), x))
+
+
+def mul_products(cfg: Config) -> int:
+    """Multipliers per lane of the pipelined MUL: one signed product when ``mul_bits`` fits
+    a DSP operand (18 bits on ECP5), else three half-width unsigned ones (the default
+    acc_bits-wide MUL keeps that form at every width)."""
+    return 1 if cfg.mul_bits <= min(DSP_OPERAND_BITS, cfg.acc_bits - 1) else 3
+
+
+def mul_operand(cfg: Config, x):
+    """A MUL operand as the multiplier reads it: the low ``cfg.mul_bits`` bits, signed."""
+    return x[:cfg.mul_bits].as_signed()
+
+
+def wrap_to(value, bits: int):
+    """A signed ``value`` wrapped to ``bits``: its low bits, or itself when it is narrower
+    (then it sign-extends where it is assigned)."""
+    return value[:bits] if len(value) > bits else value
 
 
 def mul_operand_pairs(bits: int, a, b) -> tuple:

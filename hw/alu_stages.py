@@ -14,11 +14,12 @@ no carry chain starts behind a mux:
                w = a + operand for ADD, else the operand (MIN/MAX/MOV)
                cmp = a < operand (MIN) or a > operand (MAX)
                the shift as a direction and a distance (the src element's, or stage 4's);
-               MUL's three half-width operand pairs into the DSP input registers
-    stage 6  the shift and one AND-OR select, registered; MUL's three products (DSP output
+               MUL's operand pairs into the DSP input registers: three half-width ones, or
+             with ``Config.mul_bits`` at most a DSP operand (18) the two operands
+    stage 6  the shift and one AND-OR select, registered; MUL's products (DSP output
              registers, like the GEMM products: hw/ecp5_dsp.py)
     stage 7  SAT's clip to the out range (the rest pass), registered; MUL's low product and
-             cross products summed, registered
+             cross products summed (or its one product wrapped), registered
     stage 8  MUL's low product plus the cross sum, or stage 7's lanes (the exec pipe
              registers it for its accumulate stage's result mux)
 """
@@ -29,7 +30,8 @@ from amaranth.hdl import Module, Mux, Signal, signed, unsigned
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp, sat_relu_bit
 
-from .alu import mul_combine, mul_cross, mul_cross_bits, mul_operand_pairs, sat_clip
+from .alu import (mul_combine, mul_cross, mul_cross_bits, mul_operand, mul_operand_pairs,
+                  mul_products, sat_clip, wrap_to)
 from .ecp5_dsp import registered_product
 from .gemm import element_view
 from .registers import enabled_register
@@ -46,6 +48,8 @@ class AluStages:
         self.m, self.cfg, self.platform = m, cfg, platform
         self.bits = cfg.acc_bits
         self.lanes_count = entry_bits(cfg, "acc") // cfg.acc_bits      # accumulator elements
+        # a MUL at most a DSP wide is one signed product per lane, else three unsigned ones
+        self.one_product = mul_products(cfg) == 1
 
     def _reg(self, shape, name, enable, value):
         return enabled_register(self.m, value, enable, name, shape)
@@ -96,8 +100,23 @@ class AluStages:
                 "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
                                   Mux(self.imm_shift, self.imm_dist,
                                       Mux(amount < 0, -amount, amount))),
-                "pairs": mul_operand_pairs(bits, a, operand),
+                "pairs": self._mul_pairs(a, operand, k),
             })
+
+    def _mul_pairs(self, a, operand, k) -> tuple:
+        """MUL's operand pairs: the two operands at mul_bits, or the three half-width
+        pairs of the operands sign-extended from mul_bits to the lane."""
+        if self.one_product:
+            return ((mul_operand(self.cfg, a), mul_operand(self.cfg, operand)),)
+        if self.cfg.mul_bits < self.bits:
+            a, operand = (self._extended(x, f"alu_mul_{n}_{k}")
+                          for n, x in (("a", a), ("b", operand)))
+        return mul_operand_pairs(self.bits, a, operand)
+
+    def _extended(self, x, name):
+        wide = Signal(signed(self.bits), name=name)
+        self.m.d.comb += wide.eq(mul_operand(self.cfg, x))
+        return wide
 
     def _decode_selects(self, opcode, enable) -> None:
         """Stage 6's selects and stage 7's SAT flag from the opcode, registered a stage
@@ -144,6 +163,10 @@ class AluStages:
         for k, r in enumerate(self.regs):
             with self.m.If(enable):
                 self.m.d.sync += out[k].eq(Mux(sat, sat_clip(cfg, lanes[k], relu), lanes[k]))
+            if self.one_product:
+                r["lo8"] = self._reg(signed(bits), f"alu8_mul_{k}", mul,
+                                     wrap_to(r["mul"][0], bits))
+                continue
             lo, cross0, cross1 = r["mul"]
             r["lo8"] = self._reg(bits, f"alu8_mul_lo_{k}", mul, lo[:bits])
             r["cross8"] = self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", mul,
@@ -157,6 +180,7 @@ class AluStages:
         lanes, out = element_view(cfg, "acc", self.row8), element_view(cfg, "acc", final)
         mul = op.alu_opcode == AluOp.MUL
         for k, r in enumerate(self.regs):
-            product = mul_combine(self.bits, r["lo8"], r["cross8"])
+            product = r["lo8"] if self.one_product else mul_combine(self.bits, r["lo8"],
+                                                                     r["cross8"])
             self.m.d.comb += out[k].eq(Mux(mul, product, lanes[k]))
         return final

@@ -21,7 +21,7 @@ from amaranth.hdl import Cat, ClockSignal, Const, Instance, Module, Signal, sign
 from .registers import enabled_register
 
 #: width of a MULT18X18D operand and of its product output
-_OPERAND_BITS, _PRODUCT_BITS = 18, 36
+DSP_OPERAND_BITS, _PRODUCT_BITS = 18, 36
 
 
 def uses_dsp_registers(platform) -> bool:
@@ -42,7 +42,7 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
                         f"not {a.shape()} and {b.shape()}")
     is_signed = signs.pop()
     product = Signal(signed(width) if is_signed else width, name=name, reset_less=True)
-    if not uses_dsp_registers(platform) or max(len(a), len(b)) > _OPERAND_BITS:
+    if not uses_dsp_registers(platform) or max(len(a), len(b)) > DSP_OPERAND_BITS:
         if operand_enable is not None:
             a = enabled_register(m, a, operand_enable, f"{name}_a")
             b = enabled_register(m, b, operand_enable, f"{name}_b")
@@ -73,7 +73,7 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
 def _extend(value):
     """To the 18-bit operand: sign-extended when signed, zero-extended when not."""
     top = value[-1] if value.shape().signed else Const(0, 1)
-    return Cat(value, top.replicate(_OPERAND_BITS - len(value)))
+    return Cat(value, top.replicate(DSP_OPERAND_BITS - len(value)))
 
 
 def _bits(prefix: str, value) -> dict:

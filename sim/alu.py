@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from vtalab.spec import Config
-from vtalab.spec.isa import AluOp, sat_fields
+from vtalab.spec.isa import AluOp, alu_mul, sat_fields
 
 
 def wrap(values: np.ndarray, bits: int) -> np.ndarray:
@@ -48,7 +48,7 @@ def alu_apply(cfg: Config, op: AluOp, a: np.ndarray, b: np.ndarray,
     if op == AluOp.ADD:
         return wrap(a + b, cfg.acc_bits)
     if op == AluOp.MUL:
-        return wrap(a * b, cfg.acc_bits)
+        return alu_mul(cfg, a, np.int64(b) if np.ndim(b) == 0 else b)
     if op == AluOp.SHR:
         return _shift(cfg, a, wrap(b & (cfg.acc_bits - 1), cfg.shift_bits))
     raise ValueError(f"alu_opcode must be one of {[o.name for o in AluOp]}, not {op!r}")

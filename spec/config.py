@@ -52,6 +52,10 @@ class Config:
     out_depth: int = 2048
     bus_bits: int = 64
     clock_mhz: float = 100.0
+    #: operand width of the ALU's MUL (0: acc_bits, VTA-compatible). A narrower MUL
+    #: multiplies the low alu_mul_bits of each operand read as signed, wrapping the product
+    #: to acc_bits: at most 18 bits is one ECP5 MULT18X18D per lane instead of three.
+    alu_mul_bits: int = 0
     name: str = field(default="custom", compare=False)
 
     def __post_init__(self):
@@ -79,6 +83,11 @@ class Config:
             raise ConfigError(f"bus_bits must be one of {_BUS_WIDTHS}, not {self.bus_bits!r}")
         if not isinstance(self.clock_mhz, (int, float)) or not 0 < self.clock_mhz <= 1000:
             raise ConfigError(f"clock_mhz must be a number in (0, 1000], not {self.clock_mhz!r}")
+        mul = self.alu_mul_bits
+        if isinstance(mul, bool) or not isinstance(mul, int) or \
+                not (mul == 0 or 2 <= mul <= self.acc_bits):
+            raise ConfigError(f"alu_mul_bits must be 0 (acc_bits) or from 2 to acc_bits "
+                              f"({self.acc_bits}), not {mul!r}")
         from .isa import check_config_fits  # late import: isa depends on Config
         check_config_fits(self)
 
@@ -140,6 +149,11 @@ class Config:
         return self.batch * self.block_in * self.block_out
 
     @property
+    def mul_bits(self) -> int:
+        """Operand width of the ALU's MUL (``alu_mul_bits``, or acc_bits when 0)."""
+        return self.alu_mul_bits or self.acc_bits
+
+    @property
     def shift_bits(self) -> int:
         """Width of the signed shift amount an ALU SHR reads from its operand."""
         return _log2(self.acc_bits)
@@ -156,8 +170,12 @@ class Config:
         return data
 
     def fingerprint(self) -> str:
-        """Stable 16-hex-digit digest of the hardware parameters; keys every cache."""
-        text = json.dumps(self.hardware_dict(), sort_keys=True, separators=(",", ":"))
+        """Stable 16-hex-digit digest of the hardware parameters; keys every cache.
+        Parameters added later enter it only away from their default, so the configs that
+        existed before them keep their fingerprints (and their cached builds)."""
+        data = {k: v for k, v in self.hardware_dict().items()
+                if k not in _LATER_DEFAULTS or v != _LATER_DEFAULTS[k]}
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     @property
@@ -209,6 +227,10 @@ class Config:
             lines.append(f"  {buf + ' sram':<10} {self.depth(buf)} x {self.entry_bytes(buf)} B"
                          f" = {self.buffer_bytes(buf) // 1024} KiB")
         return "\n".join(lines)
+
+
+#: parameters added after the first fingerprints, with their defaults
+_LATER_DEFAULTS = {"alu_mul_bits": 0}
 
 
 def _field_names() -> list[str]:

@@ -47,6 +47,13 @@ def wrap_signed(values, bits: int):
     return ((values + half) & ((1 << bits) - 1)) - half
 
 
+def alu_mul(cfg: "Config", a, b):
+    """The ALU's MUL: the operands' low ``cfg.mul_bits`` bits read as signed, their product
+    wrapped to acc_bits (numpy int64 arrays or ints holding acc-width values)."""
+    bits = cfg.mul_bits
+    return wrap_signed(wrap_signed(a, bits) * wrap_signed(b, bits), cfg.acc_bits)
+
+
 class Opcode(enum.IntEnum):
     LOAD = 0
     STORE = 1

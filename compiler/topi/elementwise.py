@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config
-from vtalab.spec.isa import wrap_signed
+from vtalab.spec.isa import alu_mul, wrap_signed
 
 from .. import te
 from ..errors import ShapeError
@@ -73,9 +73,11 @@ def elementwise(cfg: Config, blocks: int, op: str = "add", broadcast: bool = Fal
     return s, [a, b, out]
 
 
-def elementwise_reference(a, b, op: str, rq: Requant, acc_bits: int = 32) -> np.ndarray:
+def elementwise_reference(a, b, op: str, rq: Requant, cfg: Config) -> np.ndarray:
     a64, b64 = a.astype(np.int64), b.astype(np.int64)
-    r = {"add": a64 + b64, "mul": a64 * b64, "min": np.minimum(a64, b64),
-         "max": np.maximum(a64, b64)}[op]
-    r = wrap_signed(r, acc_bits).astype(np.int32)
+    if op == "mul":
+        r = alu_mul(cfg, a64, b64)
+    else:
+        r = {"add": a64 + b64, "min": np.minimum(a64, b64), "max": np.maximum(a64, b64)}[op]
+    r = wrap_signed(r, cfg.acc_bits).astype(np.int32)
     return rq.numpy(r, None)

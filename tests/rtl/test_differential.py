@@ -15,12 +15,19 @@ from .backends import open_backend
 
 TIMINGS = [{}, {"pressure": 0.3, "read_latency": 4, "write_latency": 2, "seed": 5},
            {"pressure": 0.1, "read_latency": 1, "write_latency": 9, "seed": 9}]
-COUNTS = {"tiny": 300, "default": 100}
+COUNTS = {"tiny": 300, "default": 100, "tiny-mul18": 150}
 
 
-@pytest.mark.parametrize("name", ["tiny", "default"])
+def _config(name: str):
+    """A preset, or ``tiny-mul18``: the tiny preset with the one-DSP MUL of the ECP5 boards."""
+    if name == "tiny-mul18":
+        return preset("tiny").replace(alu_mul_bits=18, name=name)
+    return preset(name)
+
+
+@pytest.mark.parametrize("name", ["tiny", "default", "tiny-mul18"])
 def test_random_programs_match_the_functional_simulator(name):
-    cfg = preset(name)
+    cfg = _config(name)
     with open_backend("fsim", cfg, dram_bytes=1 << 20) as ref, \
             open_backend("rtl", cfg, dram_bytes=1 << 20, cycle_limit=1_000_000) as dut:
         diff = Differential(ref, dut, TIMINGS)

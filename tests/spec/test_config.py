@@ -94,3 +94,21 @@ def test_spec_import_stays_light():
             "or m.startswith('vtalab.compiler') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_alu_mul_bits_enters_the_fingerprint_only_away_from_its_default():
+    tiny = preset("tiny")
+    # the digest of the tiny preset before alu_mul_bits existed: caches keyed by it stay valid
+    assert tiny.fingerprint() == "6890ccfad7546d81"
+    assert tiny.replace(alu_mul_bits=0).fingerprint() == tiny.fingerprint()
+    assert tiny.replace(alu_mul_bits=18).fingerprint() != tiny.fingerprint()
+    assert tiny.replace(alu_mul_bits=32).fingerprint() != tiny.fingerprint()
+    assert tiny.mul_bits == 32 and tiny.replace(alu_mul_bits=18).mul_bits == 18
+    assert Config.from_dict(tiny.replace(alu_mul_bits=12).to_dict()).mul_bits == 12
+
+
+@pytest.mark.parametrize("value", [1, 33, -4, True, 18.0])
+def test_alu_mul_bits_errors_name_the_limit(value):
+    with pytest.raises(ConfigError, match=r"alu_mul_bits must be 0 \(acc_bits\) or from 2 to "
+                                          r"acc_bits \(32\), not"):
+        preset("tiny").replace(alu_mul_bits=value)

@@ -73,7 +73,7 @@ class ElementwiseTemplate(AccelTemplate):
         cfg, a = task.cfg, task.args
         rng = np.random.default_rng(seed)
         shape = (a["blocks"], cfg.batch, cfg.block_out)
-        lim = 1 << 15 if a["op"] == "mul" else 1 << 24
+        lim = 1 << min(15, cfg.mul_bits - 1) if a["op"] == "mul" else 1 << 24
         return {"a": rng.integers(-lim, lim, shape).astype(np.int32),
                 "b": rng.integers(-lim, lim, (1,) + shape[1:] if a["broadcast"] else shape)
                 .astype(np.int32)}
@@ -82,8 +82,7 @@ class ElementwiseTemplate(AccelTemplate):
         b = inputs["b"]
         if task.args["broadcast"]:
             b = np.broadcast_to(b, inputs["a"].shape)
-        return elementwise_reference(inputs["a"], b, task.args["op"], self.rq(task),
-                                     task.cfg.acc_bits)
+        return elementwise_reference(inputs["a"], b, task.args["op"], self.rq(task), task.cfg)
 
 
 ELEMENTWISE = register(ElementwiseTemplate())
