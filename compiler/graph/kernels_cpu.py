@@ -103,10 +103,8 @@ def requant_epilogue(node, acc, bias=None, residual=None) -> np.ndarray:
 def _packed(node, x, w, compute):
     if node.attr("layout", "plain") != "packed":
         return compute(x, w)
-    from .layout import pack_array, unpack_array
-    full = lambda a: (a.shape[0] * a.shape[-2], a.shape[1] * a.shape[-1]) + a.shape[2:-2]
-    out = compute(unpack_array(x, full(x)), unpack_array(w, full(w)))
-    return pack_array(out, (x.shape[-2], w.shape[-2]))
+    from vtalab.runtime.layout import on_plain_operands
+    return on_plain_operands(x, w, compute)
 
 
 def qconv2d(node, x, w, bias=None, residual=None):

@@ -15,7 +15,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .errors import GraphError
 from .ir import Node
-from .layout import pack_array, unpack_array
+from vtalab.runtime.layout import on_plain_operands
 
 
 def wrap32(values: np.ndarray) -> np.ndarray:
@@ -70,12 +70,10 @@ def shift_right(x: np.ndarray, amount) -> np.ndarray:
 
 
 def _packed_call(node: Node, x: np.ndarray, w: np.ndarray, compute) -> np.ndarray:
-    """Run a plain-layout kernel on packed operands: unpack (padding kept), compute, pack."""
+    """Run a plain-layout kernel on the node's operands, packed or plain."""
     if node.attr("layout", "plain") != "packed":
         return compute(x, w)
-    full = lambda a: (a.shape[0] * a.shape[-2], a.shape[1] * a.shape[-1]) + a.shape[2:-2]
-    out = compute(unpack_array(x, full(x)), unpack_array(w, full(w)))
-    return pack_array(out, (x.shape[-2], w.shape[-2]))
+    return on_plain_operands(x, w, compute)
 
 
 def conv2d(node, x, w, b=None):

@@ -1,7 +1,7 @@
 """Type inference of graph-IR nodes, from the op table (opdef.py, opdefs/).
 
-Layout conventions: activations NCHW (or packed N'C'HW{n}{c}, see `layout.py`), conv weights
-OIHW, dense weights [out, in]. Integer conv/dense take int8 operands and produce int32.
+Layout conventions: activations NCHW (or packed N'C'HW{n}{c}, see runtime/layout.py), conv
+weights OIHW, dense weights [out, in]. Integer conv/dense take int8 operands and produce int32.
 The inference rules themselves live with each operator's definition in `opdefs/`.
 """
 from __future__ import annotations

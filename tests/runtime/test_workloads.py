@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 
 from vtalab.runtime import ProgramBuilder, open_device
-from vtalab.runtime.layout import pack, unpack
 from vtalab.runtime.workloads import BlockedMatmul, MatmulTiles, choose_tiles, matmul_reference
 from vtalab.spec import preset
 from vtalab.spec.errors import ProgramError
@@ -46,9 +45,3 @@ def test_tiles_respect_buffer_capacity():
         BlockedMatmul(cfg, 32, 64, 48, tiles=MatmulTiles(3, 1, 1))
 
 
-def test_pack_round_trip_and_errors():
-    cfg = preset("tiny")
-    x = np.arange(16 * 24).reshape(16, 24)
-    assert np.array_equal(unpack(cfg, "inp", pack(cfg, "inp", x)), x)
-    with pytest.raises(ProgramError, match="columns must be a multiple of 8, not 20"):
-        pack(cfg, "wgt", np.zeros((8, 20)))

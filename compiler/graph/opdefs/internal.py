@@ -3,11 +3,12 @@ layouts), the fused int8 GEMMs accel_conv2d / accel_dense / qconv2d / qdense, an
 fused_elementwise."""
 from __future__ import annotations
 
+from vtalab.runtime.layout import pack_array, packed_shape, unpack_array
+
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
 from ..ir import Node, TensorType
-from ..layout import pack_array, packed_shape, unpack_array
 from ..opdef import OpDef, register
 from ..shapes import need
 from .nn import macs_conv, macs_dense
@@ -71,7 +72,7 @@ def _unpack(n, x):
 
 register(
     OpDef("pack", infer_pack, reference=_pack, int8=_pack, quant="integer",
-          doc="NCHW -> NCHW{n}n{c}c blocked layout (layout.py), zero padding"),
+          doc="NCHW -> NCHW{n}n{c}c blocked layout (runtime/layout.py), zero padding"),
     OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
           doc="a chain of elementwise nodes run as one"),

@@ -1,6 +1,6 @@
 """Layout packing at accelerator-region boundaries.
 
-Inside an accelerator region every tensor is blocked for the GEMM core (see `layout.py`):
+Inside an accelerator region every tensor is blocked for the GEMM core (see runtime/layout.py):
 activations NCHW -> NCHW{batch}n{block_in}c, accumulators NCHW{batch}n{block_out}c, conv
 weights OIHW -> OIHW{block_out}o{block_in}i (dense likewise), channels zero-padded to the
 block. A `pack` node is inserted where a CPU value enters a region, an `unpack` where a
@@ -10,9 +10,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from vtalab.runtime.layout import pack_array
+
 from ..ir import Graph, Node
-from ..layout import pack_array, pack_channel_vector
 from .rewrite import PassContext, Rewriter
+
+
+def pack_channel_vector(vector: np.ndarray, rank: int, block: int) -> np.ndarray:
+    """A per-channel array broadcastable over NCHW (shape [1, C, 1, 1] or [1, C]) packed to
+    broadcast over the packed layout: [1, C', 1.., 1, block]."""
+    vector = np.asarray(vector)
+    if vector.ndim == 0:
+        return vector
+    plain = vector.reshape((1, -1) + (1,) * (rank - 2))
+    if plain.shape[1] == 1:
+        return plain.reshape((1, 1) + (1,) * (rank - 2) + (1, 1))
+    return pack_array(plain, (1, block))
 
 
 class _Packer:

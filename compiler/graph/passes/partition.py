@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vtalab.runtime.layout import round_up
+
 from ..ir import Graph, Node
-from ..layout import pad_channels
 from .rewrite import PassContext, single_consumer
 
 EPILOGUE = ("add", "shr", "clip", "cast")
@@ -49,7 +50,7 @@ def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
 
 
 def _padding(cin: int, cout: int, cfg) -> str:
-    padded = (pad_channels(cin, cfg.block_in), pad_channels(cout, cfg.block_out))
+    padded = (round_up(cin, cfg.block_in), round_up(cout, cfg.block_out))
     return "" if padded == (cin, cout) else f" (padded {padded[0]}->{padded[1]})"
 
 

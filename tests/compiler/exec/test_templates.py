@@ -6,7 +6,7 @@ from vtalab.compiler.exec.lower import Unsupported, lower_accel
 from vtalab.compiler.exec.templates import (VEC, Epilogue, fused_conv2d, fused_dense,
                                             split_shift, split_shift_vector)
 from vtalab.compiler.graph.int8_ref import int_conv2d, shift_right, wrap32
-from vtalab.compiler.graph.layout import pack_array, unpack_array
+from vtalab.runtime.layout import pack_array, unpack_array
 from vtalab.compiler.topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from vtalab.compiler.vta import build
 from vtalab.spec import preset

@@ -1,11 +1,9 @@
-"""Graph IR: types, immutability, shape inference, verifier, layouts."""
+"""Graph IR: types, immutability, shape inference, verifier."""
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 
 from vtalab.compiler.graph import Graph, GraphBuilder, GraphError, TensorType, verify
 from vtalab.compiler.graph.ir import Node
-from vtalab.compiler.graph.layout import pack_array, packed_shape, unpack_array
 from vtalab.spec.errors import VtaError
 
 
@@ -67,19 +65,3 @@ def test_pool_shapes_with_ceil_mode():
     assert b.types[ceil].shape == (1, 2, 4, 4)
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(1, 5), st.integers(1, 40), st.integers(1, 4), st.sampled_from([1, 2, 4]),
-       st.sampled_from([4, 8, 16]))
-def test_pack_unpack_round_trip(n, c, hw, batch, block):
-    x = np.random.default_rng(0).integers(-128, 128, (n, c, hw, hw + 1)).astype(np.int8)
-    packed = pack_array(x, (batch, block))
-    assert packed.shape == packed_shape(x.shape, (batch, block))
-    assert packed.shape[-2:] == (batch, block)
-    assert np.array_equal(unpack_array(packed, x.shape), x)
-    assert int(np.abs(packed.astype(int)).sum()) == int(np.abs(x.astype(int)).sum())
-
-
-def test_packed_element_positions():
-    x = np.arange(2 * 32 * 2 * 2).reshape(2, 32, 2, 2)
-    p = pack_array(x, (1, 16))  # N' C' H W n c
-    assert p[1, 1, 0, 1, 0, 3] == x[1, 16 + 3, 0, 1]
