@@ -11,27 +11,13 @@ Python call adds to the compiled kernel (argument checks and ctypes), measured a
 from __future__ import annotations
 
 import argparse
-import ctypes
-import glob
 import json
-import os
 import sys
 import time
 
 import numpy as np
 
-
-def blas_threads(n: int) -> None:
-    """Set numpy's OpenBLAS thread count in-process (no-op if the symbol is absent)."""
-    libs = glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs",
-                                  "libscipy_openblas*.so*"))
-    for path in libs:
-        lib = ctypes.CDLL(path)
-        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
-                     "openblas_set_num_threads"):
-            if hasattr(lib, name):
-                getattr(lib, name)(n)
-                return
+from vtalab.util import blas_threads
 
 
 def best_ms(fns, budget_s: float, rounds: int = 7) -> list[float]:
@@ -172,10 +158,10 @@ def main(argv=None) -> int:
         op, x, inits, attrs = ort_spec
         overhead = call_overhead_us(kernel, kargs, budget)
         for threads in (1, 2):
-            blas_threads(threads)
             ort_fn = ort_session(op, x, inits, threads, **attrs)
-            ours, base, onnx = best_ms([lambda: kernel(*kargs, threads=threads), np_fn,
-                                        ort_fn], budget)
+            with blas_threads(threads):
+                ours, base, onnx = best_ms([lambda: kernel(*kargs, threads=threads), np_fn,
+                                            ort_fn], budget)
             results.append(dict(row=name, kind=kind, threads=threads, ok=ok, vtalab_ms=ours,
                                 numpy_ms=base, ort_ms=onnx, vs_numpy=base / ours,
                                 vs_ort=onnx / ours, call_overhead_us=overhead))

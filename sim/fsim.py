@@ -17,8 +17,8 @@ from vtalab.spec import Config, Isa
 from vtalab.spec.errors import SimError
 from vtalab.spec.isa import INSN_BYTES, AluInsn, FinishInsn, GemmInsn, Instruction, Mem, MemInsn
 from vtalab.spec.legality import first_violation, insn_name, words_of
+from vtalab.util import single_threaded_blas
 
-from .blas import single_threaded_blas
 from .compute import ComputeUnit
 from .dram import tile_view
 from .memops import LoadPlan, StorePlan, is_load

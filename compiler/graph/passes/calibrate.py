@@ -5,7 +5,7 @@ from typing import Mapping
 
 import numpy as np
 
-from vtalab.sim.blas import single_threaded_blas
+from vtalab.util import single_threaded_blas
 
 from ..errors import QuantizeError
 from ..interp import run
