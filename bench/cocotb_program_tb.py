@@ -14,7 +14,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
 
-from axi_model import AxiLiteHost, AxiMemory
+from vtalab.sim.axi_model import AxiLiteHost, AxiMemory
 from vtalab.runtime.runfile import load_program
 from vtalab.spec.regs import offset
 

@@ -23,13 +23,12 @@ from vtalab.runtime import ProgramBuilder, open_device
 from vtalab.runtime.runfile import save_program
 from vtalab.runtime.workloads import BlockedMatmul
 from vtalab.spec import load_config
-from vtalab.spec.isa import INSN_BYTES, UOP_BYTES
 
-REPO = Path(__file__).resolve().parents[1]
+BENCH = Path(__file__).resolve().parent
 
 
 def build_image(cfg, size, dram_bytes):
-    """(DRAM image, insn_addr, insn_count, gemm uops) of a double-buffered matmul."""
+    """(DRAM image, insn_addr, insn_count) of a double-buffered matmul, placed on fsim."""
     m, k, n = size
     rng = np.random.default_rng(0)
     a = rng.integers(-128, 128, (m, k), dtype=np.int8)
@@ -41,14 +40,9 @@ def build_image(cfg, size, dram_bytes):
         builder = ProgramBuilder(dev)
         mm.build(builder, bufs)
         program = builder.finish()
-        uops = dev.alloc(max(len(program.uop_words), 1) * UOP_BYTES)
-        uops.write(program.uop_words.astype("<u4"))
-        stream = program.encode(uops.addr // UOP_BYTES)
-        insns = dev.alloc(len(stream), align=64)
-        insns.write(stream)
-        end = insns.addr + len(stream)
-        image = dev.sim.dram[:end].copy()
-    return image, insns.addr, len(stream) // INSN_BYTES
+        _, insn_addr, _ = program.place(dev)
+        image = dev.sim.dram[:insn_addr + len(program.code)].copy()
+    return image, insn_addr, len(program)
 
 
 def run_native(cfg, image, insn_addr, count, dram_bytes):
@@ -63,17 +57,20 @@ def run_native(cfg, image, insn_addr, count, dram_bytes):
 
 
 def run_cocotb(cfg, program_file, max_cycles):
-    sys.path[:0] = [str(REPO), str(REPO / "tests" / "hw"), str(REPO / "bench")]
+    """The same program on the same Verilog under cocotb (bench/cocotb_program_tb.py)."""
     try:
-        from tests.hw.rtl import run
         from vtalab.hw.core import Core
-    except Exception as exc:                        # pytest.skip is an exception too
+        from vtalab.sim.cocotb_runner import run_bench, toolchain
+        toolchain()
+    except Exception as exc:                        # RtlUnavailable or no amaranth
         return {"error": f"cocotb bench unavailable: {exc}"}
     result = Path(tempfile.mkdtemp()) / "cocotb.json"
     env = {"VTALAB_CONFIG": cfg.name, "VTALAB_PROGRAM": str(program_file),
            "VTALAB_RESULT": str(result), "VTALAB_MAX_CYCLES": str(max_cycles)}
     start = time.perf_counter()
-    run(f"core-{cfg.name}", Core(cfg), "cocotb_program_tb", env=env)
+    total, failed = run_bench(f"core-{cfg.name}", Core(cfg), "cocotb_program_tb", BENCH, env)
+    if failed or not total:
+        return {"error": f"cocotb bench failed ({failed} of {total} tests)"}
     data = json.loads(result.read_text())
     data["wall_with_build"] = time.perf_counter() - start
     return data

@@ -10,8 +10,8 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge
 
-from axi_model import AxiLiteHost, AxiMemory
 from programs import PROGRAMS, REGION, perf_program
+from vtalab.sim.axi_model import AxiLiteHost, AxiMemory
 from vtalab.spec import Config, preset
 from vtalab.spec.regs import STATUS_BITS, offset
 

@@ -10,7 +10,7 @@ import numpy as np
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly
 
-from axi_model import AxiMemory
+from vtalab.sim.axi_model import AxiMemory
 from vtalab.sim.memops import execute_load
 from vtalab.sim.state import SramState
 from vtalab.spec import Config, Isa, preset
