@@ -15,7 +15,6 @@ heuristic's.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from typing import Callable
@@ -25,7 +24,7 @@ import numpy as np
 from ..graph.errors import GraphError
 from ..graph.interp import execute
 from ..graph.ir import ML_DTYPES, Graph, Node, TensorType
-from ..graph.opdef import REGISTRY, known_ops, opdef
+from ..graph.opdef import REGISTRY, opdef
 
 
 @lru_cache(maxsize=None)
@@ -47,28 +46,6 @@ class CpuKernel:
 
     def __call__(self, *arrays) -> np.ndarray:
         return np.asarray(self.fn(self.node, *arrays))
-
-
-class _LlvmTable(Mapping):
-    """op -> (applies(node, types), kernel) for the ops with an LLVM kernel (a view of the
-    op table, for the autotuner's task extraction)."""
-
-    def _ops(self) -> dict:
-        known_ops()
-        return {name: d for name, d in REGISTRY.ops.items() if d.llvm is not None}
-
-    def __getitem__(self, op):
-        d = self._ops()[op]
-        return d.llvm_when, d.llvm
-
-    def __iter__(self):
-        return iter(self._ops())
-
-    def __len__(self):
-        return len(self._ops())
-
-
-LLVM = _LlvmTable()
 
 
 def _fused_elementwise(node: Node, in_types, prefer: str) -> CpuKernel:

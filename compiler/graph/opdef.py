@@ -11,8 +11,19 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     int8_always  the int8 reference uses `int8` whatever the operand dtype
     quant        the quantisation rule (QUANT_RULES)
     elementwise  fusable into a CPU elementwise chain (passes/fuse_elementwise)
-    keeps_range  max |y| <= max |x| of the first input (calibration range propagation)
+    keeps_range  every output value is a value of the first input (data movement, max
+                 selection; a pad's constant is taken to lie in the input's range):
+                 max |y| <= max |x| and a non-negative input stays non-negative
+                 (calibration range propagation, passes/strip_qdq)
+    clip_bounds  (node) -> (lo, hi) the op clips to, None unbounded (ops of quant "clip")
     macs         (node, input types, output type) -> multiply-accumulates (GEMM-like ops)
+    gemm         `Gemm`: an int8 GEMM the accelerator runs, and the ops it fuses into
+                 with its epilogue (passes/partition, pack_layout, fuse)
+    epilogue     the step of a GEMM's requantisation epilogue the op performs in the
+                 accumulator (EPILOGUE_STEPS; passes/partition and fuse), "" for none
+    qdq          "quantize" / "dequantize": a float <-> integer conversion (strip_qdq)
+    tune         (node, input types, graph, cfg) -> tune.Task or None: the tuning task of
+                 the op's tunable kernel (compiler/tune/extract.py, cpu_tasks_of)
 
 and an `OnnxOp` converts one ONNX op type (at the schema versions it was written for) into
 graph-IR nodes. Both live in `REGISTRY`; each family file in `opdefs/` registers its
@@ -43,6 +54,30 @@ QUANT_RULES = {
     "integer": "an integer op of a quantised graph (made by the quantiser or fusion)",
 }
 
+#: the steps of an int8 GEMM's requantisation epilogue, in the order the accelerator's ALU
+#: applies them in the accumulator (the attributes each step reads)
+EPILOGUE_STEPS = {
+    "add": "adds a constant (the bias) or another int32 value (a residual)",
+    "shift": "arithmetic shift right by the `amount` attribute (scalar or per channel)",
+    "clip": "clips to the `lo` / `hi` attributes",
+    "cast": "narrows to the `dtype` attribute",
+}
+QDQ_KINDS = ("", "quantize", "dequantize")
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """An int8 GEMM the accelerator's core runs (x int8 [N, C, ...], w constant int8
+    [O, C, ...]): the fused ops it becomes with its requantisation epilogue, on the
+    accelerator (packed layout) and on the CPU fallback (plain layout), and `refuse(node)`:
+    why the accelerator cannot run this node (attributes), None when it can."""
+    accel_op: str
+    cpu_op: str
+    refuse: Callable | None = None
+
+    def refusal(self, node) -> str | None:
+        return self.refuse(node) if self.refuse is not None else None
+
 
 @dataclass(frozen=True)
 class OpDef:
@@ -57,7 +92,12 @@ class OpDef:
     quant: str = "float"
     elementwise: bool = False
     keeps_range: bool = False
+    clip_bounds: Callable | None = None
     macs: Callable | None = None
+    gemm: Gemm | None = None
+    epilogue: str = ""
+    qdq: str = ""
+    tune: Callable | None = None
     doc: str = ""
 
     def __post_init__(self):
@@ -67,6 +107,15 @@ class OpDef:
         if (self.llvm is None) != (self.llvm_when is None):
             raise GraphError(f"llvm and llvm_when of op {self.name!r} must be given "
                              f"together, not one of them")
+        if self.epilogue and self.epilogue not in EPILOGUE_STEPS:
+            raise GraphError(f"epilogue step of op {self.name!r} must be one of "
+                             f"{sorted(EPILOGUE_STEPS)}, not {self.epilogue!r}")
+        if self.qdq not in QDQ_KINDS:
+            raise GraphError(f"qdq of op {self.name!r} must be one of {QDQ_KINDS}, "
+                             f"not {self.qdq!r}")
+        if (self.quant == "clip") != (self.clip_bounds is not None):
+            raise GraphError(f"clip_bounds of op {self.name!r} must be given exactly for "
+                             f"quant rule 'clip', not with quant {self.quant!r}")
 
     @property
     def cpu_kernel(self) -> Callable | None:
@@ -142,6 +191,11 @@ def opdef(name: str, node_name: str | None = None) -> OpDef:
         where = f" of node {node_name!r}" if node_name else ""
         raise GraphError(f"op{where} must be one of the graph IR's ops, not {name!r}") \
             from None
+
+
+def op_of(node) -> OpDef:
+    """The definition of a graph node's op."""
+    return opdef(node.op, node.name)
 
 
 def known_ops() -> list[str]:

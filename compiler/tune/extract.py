@@ -15,36 +15,26 @@ from .task import Task
 
 
 def tasks_of_graph(graph, cfg: Config) -> list[Task]:
-    from ..exec.lower import Unsupported, conv_shape, epilogue_of
-    from .templates.accel import conv2d_task, dense_task
+    """The distinct tasks of a compiled graph's nodes, in order: each op's `tune` reader
+    (the op table) on the node; an accelerator node the accelerator cannot run has none."""
+    from ..exec.lower import Unsupported
+    from ..graph.opdef import op_of
+    from .templates.cpu import cpu_tasks_of
     found: dict = {}
     for node in graph.nodes:
-        task = None
-        if node.attr("target") == "accel" and node.op in ("accel_conv2d", "accel_dense"):
+        types = [graph.types.get(v) if v else None for v in node.inputs]
+        if node.attr("target") != "accel":
+            task = cpu_tasks_of(node, types)
+        elif op_of(node).tune is None:
+            continue
+        else:
             try:
-                ep, _ = epilogue_of(graph, node, graph.types[node.outputs[0]].shape[1], cfg)
-                if node.op == "accel_conv2d":
-                    task = conv2d_task(cfg, conv_shape(graph, node, cfg), ep)
-                else:
-                    x = graph.types[node.inputs[0]].shape
-                    w = graph.types[node.inputs[1]].shape
-                    task = dense_task(cfg, x[0] * x[2], x[1] * x[3], w[0] * w[2], ep)
+                task = op_of(node).tune(node, types, graph, cfg)
             except Unsupported:
                 task = None
-        else:
-            task = _cpu_task(graph, node)
         if task is not None:
             found.setdefault(task.key, task)
     return list(found.values())
-
-
-def _cpu_task(graph, node) -> Task | None:
-    try:
-        from .templates.cpu import cpu_tasks_of
-    except ImportError:
-        return None
-    types = [graph.types.get(v) if v else None for v in node.inputs]
-    return cpu_tasks_of(node, types)
 
 
 def tasks_of_model(model, config="default", calibration=None, per_channel: bool = False,

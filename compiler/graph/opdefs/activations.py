@@ -110,9 +110,11 @@ def _isinf(n, x):
 
 register(
     OpDef("relu", same_type, reference=lambda n, x: np.maximum(x, np.zeros((), x.dtype)),
-          llvm=L.unary("relu"), llvm_when=L.float_only, quant="clip", elementwise=True),
+          llvm=L.unary("relu"), llvm_when=L.float_only, quant="clip", elementwise=True,
+          clip_bounds=lambda n: (0.0, None)),
     OpDef("clip", same_type, reference=ref_clip, cpu=N.clip, llvm=L.clip,
           llvm_when=L.when_clip, int8=I.clip, quant="clip", elementwise=True,
+          clip_bounds=lambda n: (n.attr("lo"), n.attr("hi")), epilogue="clip",
           doc="clip to [lo, hi] (attributes; None: unbounded)"),
     OpDef("is_nan", to_bool, reference=lambda n, x: np.isnan(x)),
     OpDef("is_inf", to_bool, reference=_isinf),

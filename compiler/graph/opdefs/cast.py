@@ -75,7 +75,7 @@ def ref_cast(node, x):
 
 register(
     OpDef("cast", infer_cast, reference=ref_cast, int8=I.cast, quant="integer",
-          elementwise=True, doc="x.astype(dtype): integers narrow to their low bits (no "
+          elementwise=True, epilogue="cast", doc="x.astype(dtype): integers narrow to their low bits (no "
                                 "saturation); float 8 types saturate unless saturate=0"),
 )
 

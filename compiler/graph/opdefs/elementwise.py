@@ -70,6 +70,7 @@ def _cpu_binary(op):
 register(
     OpDef("add", broadcast_type, reference=lambda n, a, b: a + b, cpu=_cpu_binary("add"),
           llvm=L.binary("add"), llvm_when=L.float_only, int8=I.add, elementwise=True,
+          epilogue="add",
           doc="a + b (integers wrap; int32 in quantised graphs)"),
     OpDef("sub", broadcast_type, reference=lambda n, a, b: a - b, cpu=_cpu_binary("sub"),
           llvm=L.binary("sub"), llvm_when=L.float_only, int8=I.sub, elementwise=True),

@@ -8,6 +8,7 @@ from vtalab.runtime.layout import pack_array, packed_shape, unpack_array
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
+from .. import tune_tasks as T
 from ..ir import Node, TensorType
 from ..opdef import OpDef, register
 from ..shapes import need
@@ -77,10 +78,11 @@ register(
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
           doc="a chain of elementwise nodes run as one"),
     *[OpDef(op, infer_accel, cpu=cpu, int8=I.accel, int8_always=True, quant="integer",
-            macs=macs, doc=infer_accel.__doc__.splitlines()[0], **llvm)
-      for op, cpu, macs, llvm in (
-          ("accel_conv2d", N.qconv2d, macs_conv, {}),
-          ("accel_dense", N.qdense, macs_dense, {}),
-          ("qconv2d", N.qconv2d, macs_conv, dict(llvm=L.qconv, llvm_when=L.when_qconv)),
-          ("qdense", N.qdense, macs_dense, {}))],
+            macs=macs, tune=tune, doc=infer_accel.__doc__.splitlines()[0], **llvm)
+      for op, cpu, macs, tune, llvm in (
+          ("accel_conv2d", N.qconv2d, macs_conv, T.accel_conv2d, {}),
+          ("accel_dense", N.qdense, macs_dense, T.accel_dense, {}),
+          ("qconv2d", N.qconv2d, macs_conv, T.qconv2d,
+           dict(llvm=L.qconv, llvm_when=L.when_qconv)),
+          ("qdense", N.qdense, macs_dense, None, {}))],
 )

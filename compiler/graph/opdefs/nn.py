@@ -8,8 +8,9 @@ from .. import kernels as K
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
+from .. import tune_tasks as T
 from ..ir import TensorType
-from ..opdef import OpDef, onnx_op, register
+from ..opdef import Gemm, OpDef, onnx_op, register
 from ..shapes import acc_dtype, broadcast_shape, conv_out_size, fail, need, packed
 from .common import as_2d, one_d_attrs, pads_2d, spatial
 
@@ -120,6 +121,17 @@ def macs_conv_transpose(node, types, out):
     return types[0].size * int(np.prod(w[1:]))
 
 
+def conv_accel_refusal(node) -> str | None:
+    """Why the accelerator's GEMM core cannot run this int8 conv2d, None if it can."""
+    groups = node.attr("groups", 1)
+    if groups != 1:
+        return (f"grouped conv2d (groups={groups}) is not a dense GEMM; the accelerator "
+                f"runs groups=1 only")
+    if tuple(node.attr("dilations", (1, 1))) != (1, 1):
+        return f"dilated conv2d {node.attr('dilations')}: no accelerator template"
+    return None
+
+
 # ---- float references ----------------------------------------------------------------------
 def ref_conv(node, x, w, b=None):
     out = K.conv2d(x, w, node.attr("strides", (1, 1)), node.attr("pads", (0, 0, 0, 0)),
@@ -150,9 +162,11 @@ def ref_conv_transpose(node, x, w, b=None):
 register(
     OpDef("conv2d", infer_conv2d, reference=ref_conv, cpu=N.conv2d, llvm=L.conv,
           llvm_when=L.when_conv, int8=I.conv2d, quant="gemm", macs=macs_conv,
+          gemm=Gemm("accel_conv2d", "qconv2d", conv_accel_refusal), tune=T.conv2d,
           doc="2-D convolution NCHW x OIHW (+ bias), groups and dilations"),
     OpDef("dense", infer_dense, reference=ref_dense, cpu=N.dense, llvm=L.dense,
           llvm_when=L.float_only, int8=I.dense, quant="gemm", macs=macs_dense,
+          gemm=Gemm("accel_dense", "qdense"), tune=T.dense,
           doc="x [N, K] @ w[M, K]^T (+ bias)"),
     OpDef("matmul", infer_matmul,
           reference=lambda n, a, b: np.matmul(a, b).astype(a.dtype, copy=False),

@@ -6,6 +6,7 @@ from .. import kernels as K
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
+from .. import tune_tasks as T
 from ..ir import TensorType
 from ..opdef import OpDef, onnx_op, register
 from ..shapes import conv_out_size, fail, need
@@ -77,15 +78,17 @@ def ref_pool_nd(node, x):
 register(
     OpDef("max_pool", infer_pool, reference=ref_max_pool, cpu=N.max_pool, llvm=L.pool,
           llvm_when=L.when_max_pool, int8=I.max_pool, quant="int8", keeps_range=True,
+          tune=T.max_pool,
           doc="2-D max pooling; pads (top, left, bottom, right); ceil_mode, dilations"),
     OpDef("avg_pool", infer_pool, reference=ref_avg_pool, cpu=N.avg_pool, llvm=L.pool,
-          llvm_when=L.when_avg_pool,
+          llvm_when=L.when_avg_pool, tune=T.avg_pool,
           doc="2-D average pooling; count_include_pad, ceil_mode"),
     OpDef("pool_nd", infer_pool_nd, reference=ref_pool_nd,
           doc="max/avg pooling over any number of spatial axes (ONNX pads order), "
               "dilations for both kinds"),
     OpDef("global_avg_pool", infer_global, reference=lambda n, x: K.global_avg_pool(x),
           cpu=N.global_avg_pool, llvm=L.global_avg_pool, llvm_when=L.when_global_avg_pool,
+          tune=T.global_avg_pool,
           doc="mean over the spatial axes, kept as size 1"),
 )
 

@@ -128,16 +128,18 @@ def ref_qlinear_matmul(node, a, b):
 register(
     OpDef("quantize", infer_quantize, reference=ref_quantize, cpu=cpu_quantize,
           llvm=L.quantize, llvm_when=L.when_quantize, int8=I.quantize, int8_always=True,
-          elementwise=True, doc="saturate(round_half_even(x / scale) + zero_point)"),
+          elementwise=True, qdq="quantize",
+          doc="saturate(round_half_even(x / scale) + zero_point)"),
     OpDef("dequantize", infer_dequantize, reference=ref_dequantize, cpu=cpu_dequantize,
           llvm=L.dequantize, llvm_when=L.when_dequantize, int8=I.dequantize,
-          int8_always=True, elementwise=True, doc="(x - zero_point) * scale"),
+          int8_always=True, elementwise=True, qdq="dequantize",
+          doc="(x - zero_point) * scale"),
     OpDef("qlinear_conv", infer_qlinear_conv, reference=ref_qlinear_conv,
           doc="onnxruntime's QLinearConv (lowered to dequantize, conv2d, quantize)"),
     OpDef("qlinear_matmul", infer_qlinear_matmul, reference=ref_qlinear_matmul,
           doc="onnxruntime's QLinearMatMul (lowered to dequantize, dense, quantize)"),
     OpDef("shr", infer_shr, cpu=lambda n, x: N.shift_right(x, n.attr("amount", 0)),
-          int8=I.shr, int8_always=True, quant="integer", elementwise=True,
+          int8=I.shr, int8_always=True, quant="integer", elementwise=True, epilogue="shift",
           doc="arithmetic shift right of int32 (negative amounts shift left)"),
 )
 

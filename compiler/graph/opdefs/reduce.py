@@ -8,6 +8,7 @@ import numpy as np
 from .. import kernels as K
 from .. import kernels_cpu as N
 from .. import kernels_llvm as L
+from .. import tune_tasks as T
 from ..ir import TensorType
 from ..opdef import OpDef, onnx_op, register
 from ..shapes import fail, need, same_type
@@ -103,7 +104,7 @@ register(
           doc="argmax / argmin (kind) along axis, first or last (select_last_index) index"),
     OpDef("softmax", same_type, reference=lambda n, x: K.softmax(x, n.attr("axis", -1)),
           cpu=lambda n, x: N.softmax(x, n.attr("axis", -1)), llvm=L.softmax,
-          llvm_when=L.when_softmax),
+          llvm_when=L.when_softmax, tune=T.softmax),
     OpDef("log_softmax", same_type, reference=ref_log_softmax),
 )
 

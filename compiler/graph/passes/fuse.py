@@ -6,18 +6,27 @@
 
 Every epilogue step is optional but the order is fixed (it is the order the accelerator's
 ALU applies them in the accumulator). The chain stops at the first node that is not the
-next step, runs on another target, or whose input has other readers. On the accelerator
-the fused op is `accel_conv2d` / `accel_dense` (packed layout); on the CPU fallback the same
-chain becomes `qconv2d` / `qdense` (plain layout, e.g. depthwise convolutions): one
-integer kernel instead of five elementwise passes."""
+next step, runs on another target, or whose input has other readers. The op table says
+which ops anchor a fusion (`gemm`) and which step each epilogue op performs (`epilogue`).
+On the accelerator the fused op is the anchor's `Gemm.accel_op` (`accel_conv2d` /
+`accel_dense`, packed layout); on the CPU fallback the same chain becomes its `cpu_op`
+(`qconv2d` / `qdense`, plain layout, e.g. depthwise convolutions): one integer kernel
+instead of five elementwise passes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from ..ir import Graph, Node
+from ..opdef import op_of
 from .rewrite import PassContext, Rewriter, single_consumer
 
 _STEPS = ("bias", "residual", "shift", "clip", "cast")
+#: epilogue step (opdef.EPILOGUE_STEPS) -> (its index in _STEPS, the fused attributes)
+_STEP_ATTRS = {
+    "shift": (2, lambda n: {"shift": n.attr("amount")}),
+    "clip": (3, lambda n: {"lo": n.attr("lo"), "hi": n.attr("hi")}),
+    "cast": (4, lambda n: {"out_dtype": n.attr("dtype")}),
+}
 _ANCHOR_ATTRS = ("strides", "pads", "dilations", "groups", "layout")
 
 
@@ -40,12 +49,12 @@ def _residual_source(graph: Graph, value: str, fusion: Fusion) -> bool:
     node = graph.producer(value)
     loads = []
     target = fusion.anchor.attr("target")
-    if node is not None and node.op == "shr" and node.attr("target") == target \
+    if node is not None and op_of(node).epilogue == "shift" and node.attr("target") == target \
             and single_consumer(graph, value) is not None:
         fusion.attrs["residual_shr"] = node.attr("amount")
         loads.append(node)
         value, node = node.inputs[0], graph.producer(node.inputs[0])
-    if node is None or node.op != "cast" or node.attr("target") != target or \
+    if node is None or op_of(node).epilogue != "cast" or node.attr("target") != target or \
             graph.types[node.inputs[0]].dtype != "int8" or \
             single_consumer(graph, value) is None:
         fusion.attrs.pop("residual_shr", None)
@@ -59,7 +68,8 @@ def _next_step(graph: Graph, node: Node, acc: str, fusion: Fusion, done: int) ->
     """Index in _STEPS of the step `node` performs, if it may follow step `done`."""
     if node.attr("target") != fusion.anchor.attr("target"):
         return None
-    if node.op == "add":
+    step = op_of(node).epilogue
+    if step == "add":
         other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
         if graph.is_constant(other) and done < 0:
             fusion.bias = other
@@ -67,16 +77,11 @@ def _next_step(graph: Graph, node: Node, acc: str, fusion: Fusion, done: int) ->
         if not graph.is_constant(other) and done < 1 and _residual_source(graph, other, fusion):
             return 1
         return None
-    step = {"shr": 2, "clip": 3, "cast": 4}.get(node.op)
-    if step is None or step <= done:
+    if step not in _STEP_ATTRS or _STEP_ATTRS[step][0] <= done:
         return None
-    if node.op == "shr":
-        fusion.attrs["shift"] = node.attr("amount")
-    elif node.op == "clip":
-        fusion.attrs.update(lo=node.attr("lo"), hi=node.attr("hi"))
-    else:
-        fusion.attrs["out_dtype"] = node.attr("dtype")
-    return step
+    index, attrs = _STEP_ATTRS[step]
+    fusion.attrs.update(attrs(node))
+    return index
 
 
 def find_fusion(graph: Graph, anchor: Node) -> Fusion:
@@ -99,7 +104,7 @@ def fuse(graph: Graph, ctx: PassContext) -> Graph:
     fusions = {}
     consumed = set()
     for node in graph.nodes:
-        if node.op in ("conv2d", "dense") and graph.types[node.inputs[0]].dtype == "int8":
+        if op_of(node).gemm is not None and graph.types[node.inputs[0]].dtype == "int8":
             fusion = find_fusion(graph, node)
             if not fusion.members:
                 continue
@@ -116,7 +121,8 @@ def fuse(graph: Graph, ctx: PassContext) -> Graph:
             target = f.anchor.attr("target", "cpu")
             attrs = dict(f.attrs, target=target,
                          fused=tuple(n.name for n in (f.anchor, *f.loads, *f.members)))
-            op = f"accel_{f.anchor.op}" if target == "accel" else f"q{f.anchor.op}"
+            gemm = op_of(f.anchor).gemm
+            op = gemm.accel_op if target == "accel" else gemm.cpu_op
             rw.emit_node(op, inputs, attrs, f.anchor.name, f.last.outputs)
         elif node.name not in consumed:
             rw.keep(node)

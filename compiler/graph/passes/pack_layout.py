@@ -13,6 +13,7 @@ import numpy as np
 from vtalab.runtime.layout import pack_array
 
 from ..ir import Graph, Node
+from ..opdef import op_of
 from .rewrite import PassContext, Rewriter
 
 
@@ -72,7 +73,7 @@ class _Packer:
 
     def accel_node(self, node: Node) -> None:
         cfg, attrs = self.cfg, dict(node.attrs)
-        if node.op in ("conv2d", "dense"):
+        if op_of(node).gemm is not None:
             x = self.packed_value(node.inputs[0], (cfg.batch, cfg.block_in))
             w = self.packed_value(node.inputs[1], (cfg.block_out, cfg.block_in))
             inputs = [x, w]

@@ -1,12 +1,12 @@
 """Automatic partitioning: which nodes run on the accelerator, which on the CPU fallback.
 
-Accelerator-eligible (VTA's GEMM core + ALU):
-- int8 conv2d with constant weights, groups = 1 and no dilation (channels are zero-padded
-  to the block by the layout pass, so any channel count fits);
-- int8 dense with constant weights;
+Accelerator-eligible (VTA's GEMM core + ALU), as the op table (opdef.py) declares:
+- an int8 GEMM (an op with `gemm`: conv2d, dense) with constant weights that its
+  `Gemm.refuse` accepts (conv2d: groups = 1, no dilation); channels are zero-padded to the
+  block by the layout pass, so any channel count fits;
 - the requantisation epilogue of such a GEMM while its value stays in the accumulator
-  (single consumer): bias add, residual add (and the cast / shift that load and align the
-  residual), arithmetic shift, clip, narrowing to int8.
+  (single consumer): the ops with an `epilogue` step (bias or residual add, arithmetic
+  shift, clip, narrowing cast) and the cast / shift that load and align a residual.
 Everything else runs on the CPU. Each node gets `attrs["target"]` ("accel" / "cpu") and
 `graph.meta["partition"]` lists a `Placement` with the reason for every node."""
 from __future__ import annotations
@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from vtalab.runtime.layout import round_up
 
 from ..ir import Graph, Node
+from ..opdef import op_of
 from .rewrite import PassContext, single_consumer
 
-EPILOGUE = ("add", "shr", "clip", "cast")
+#: how the partition report names each epilogue step
+STEP_ROLES = {"shift": "arithmetic shift", "clip": "clip"}
 
 
 @dataclass(frozen=True)
@@ -35,18 +37,11 @@ def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
         return "cpu", f"{x.dtype} {node.op}: not quantised to int8"
     if not graph.is_constant(node.inputs[1]):
         return "cpu", f"{node.op} weights are computed, not constant"
-    cfg = ctx.config
-    if node.op == "dense":
-        k, m = x.shape[1], graph.types[node.inputs[1]].shape[0]
-        return "accel", f"int8 dense {k}->{m}{_padding(k, m, cfg)}"
-    groups = node.attr("groups", 1)
-    if groups != 1:
-        return "cpu", (f"grouped conv2d (groups={groups}) is not a dense GEMM; the "
-                       f"accelerator runs groups=1 only")
-    if tuple(node.attr("dilations", (1, 1))) != (1, 1):
-        return "cpu", f"dilated conv2d {node.attr('dilations')}: no accelerator template"
-    c, o = x.shape[1], graph.types[node.inputs[1]].shape[0]
-    return "accel", f"int8 conv2d {c}->{o} channels{_padding(c, o, cfg)}"
+    refusal = op_of(node).gemm.refusal(node)
+    if refusal is not None:
+        return "cpu", refusal
+    cin, cout = x.shape[1], graph.types[node.inputs[1]].shape[0]
+    return "accel", f"int8 {node.op} {cin}->{cout} channels{_padding(cin, cout, ctx.config)}"
 
 
 def _padding(cin: int, cout: int, cfg) -> str:
@@ -54,24 +49,28 @@ def _padding(cin: int, cout: int, cfg) -> str:
     return "" if padded == (cin, cout) else f" (padded {padded[0]}->{padded[1]})"
 
 
+def _other_operand(node: Node, acc: str) -> str:
+    return node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
+
+
 def _epilogue_role(graph: Graph, node: Node, acc: str) -> str:
-    if node.op == "add":
-        other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
-        return "bias add" if graph.is_constant(other) else "residual add"
-    if node.op == "cast":
+    step = op_of(node).epilogue
+    if step == "add":
+        return "bias add" if graph.is_constant(_other_operand(node, acc)) else "residual add"
+    if step == "cast":
         return f"narrow to {node.attr('dtype')}"
-    return {"shr": "arithmetic shift", "clip": "clip"}[node.op]
+    return STEP_ROLES[step]
 
 
 def _residual_chain(graph: Graph, value: str) -> list[Node]:
-    """The cast [-> shr] nodes that load an int8 residual into the accumulator."""
+    """The cast [-> shift] nodes that load an int8 residual into the accumulator."""
     chain = []
     node = graph.producer(value)
     while node is not None and single_consumer(graph, node.outputs[0]) is not None:
-        if node.op == "shr":
+        if op_of(node).epilogue == "shift":
             chain.append(node)
             node = graph.producer(node.inputs[0])
-        elif node.op == "cast" and graph.types[node.inputs[0]].dtype == "int8":
+        elif op_of(node).epilogue == "cast" and graph.types[node.inputs[0]].dtype == "int8":
             chain.append(node)
             return chain
         else:
@@ -80,39 +79,43 @@ def _residual_chain(graph: Graph, value: str) -> list[Node]:
 
 
 def _cpu_reason(graph: Graph, node: Node) -> str:
-    if node.op in ("quantize", "dequantize"):
+    if op_of(node).qdq:
         return "float32 <-> int8 conversion runs on the CPU"
     dtypes = {graph.types[v].dtype for v in node.inputs if v}
     if "float32" in dtypes:
         return f"float32 {node.op}: not quantised"
-    if node.op in EPILOGUE:
+    if op_of(node).epilogue:
         return f"int {node.op} not fed by an accelerator GEMM (nothing in the accumulator)"
     return f"{'/'.join(sorted(dtypes))} {node.op}: no accelerator template"
+
+
+def _place_epilogue(graph: Graph, node: Node, anchor_of: dict, place: dict) -> bool:
+    """Place `node` on the accelerator if it is the next step of a GEMM's epilogue."""
+    acc = next((v for v in node.inputs if v in anchor_of and
+                single_consumer(graph, v) is node), None)
+    if acc is None:
+        return False
+    anchor = anchor_of[acc]
+    place[node.name] = ("accel", f"epilogue of {anchor}: {_epilogue_role(graph, node, acc)}")
+    if graph.types[node.outputs[0]].dtype == "int32":
+        anchor_of[node.outputs[0]] = anchor
+    if op_of(node).epilogue == "add":
+        for load in _residual_chain(graph, _other_operand(node, acc)):
+            place[load.name] = ("accel", f"residual operand of {node.name}")
+    return True
 
 
 def partition(graph: Graph, ctx: PassContext) -> Graph:
     place: dict[str, tuple[str, str]] = {}
     anchor_of: dict[str, str] = {}  # accel value -> the GEMM node whose accumulator holds it
     for node in graph.nodes:
-        if node.op in ("conv2d", "dense"):
+        if op_of(node).gemm is not None:
             place[node.name] = _gemm_reason(graph, node, ctx)
             if place[node.name][0] == "accel":
                 anchor_of[node.outputs[0]] = node.name
             continue
-        if node.op in EPILOGUE:
-            acc = next((v for v in node.inputs if v in anchor_of and
-                        single_consumer(graph, v) is node), None)
-            if acc is not None:
-                anchor = anchor_of[acc]
-                place[node.name] = ("accel",
-                                    f"epilogue of {anchor}: {_epilogue_role(graph, node, acc)}")
-                if graph.types[node.outputs[0]].dtype == "int32":
-                    anchor_of[node.outputs[0]] = anchor
-                if node.op == "add":
-                    other = node.inputs[1] if node.inputs[0] == acc else node.inputs[0]
-                    for load in _residual_chain(graph, other):
-                        place[load.name] = ("accel", f"residual operand of {node.name}")
-                continue
+        if op_of(node).epilogue and _place_epilogue(graph, node, anchor_of, place):
+            continue
         place.setdefault(node.name, ("cpu", _cpu_reason(graph, node)))
     nodes = tuple(n.with_attrs(target=place[n.name][0]) for n in graph.nodes)
     report = tuple(Placement(n.name, n.op, *place[n.name]) for n in graph.nodes)

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import QuantizeError
 from ..ir import Graph, Node
-from ..opdef import opdef
+from ..opdef import op_of
 from .calibrate import ValueStats, best_exponent, calibrate, exponent_for
 from .rewrite import PassContext, Rewriter, single_consumer
 
@@ -39,7 +39,7 @@ _ANCHOR_ATTRS = ("strides", "pads", "dilations", "groups")
 
 
 def _rule(node: Node) -> str:
-    return opdef(node.op, node.name).quant
+    return op_of(node).quant
 
 
 @dataclass
@@ -79,7 +79,7 @@ def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
             group.residual_add, group.residual = user, other
             out = user.outputs[0]
             user = single_consumer(graph, out)
-    while user is not None and user.op in ("relu", "clip") and user.name not in taken:
+    while user is not None and _rule(user) == "clip" and user.name not in taken:
         group.activations.append(user)  # relu followed by a clip: one clip
         user = single_consumer(graph, user.outputs[0])
     return group
@@ -89,7 +89,7 @@ def _clip_bounds(nodes, exponent: int) -> tuple[int, int]:
     """int8 bounds of a chain of relu / clip nodes at the given exponent (intersected)."""
     qlo, qhi = -128, 127
     for node in nodes:
-        lo, hi = (0.0, None) if node.op == "relu" else (node.attr("lo"), node.attr("hi"))
+        lo, hi = op_of(node).clip_bounds(node)
         if lo is not None:
             qlo = max(qlo, int(np.clip(np.ceil(lo * 2.0 ** exponent), -128, 127)))
         if hi is not None:
@@ -248,7 +248,7 @@ def propagate_ranges(graph: Graph, ranges: dict) -> dict:
     `keeps_range`: max_pool, reshapes): a QOperator model quantises the max_pool output, not
     the ReLU before it. Forward also across relu / clip (an output never exceeds them)."""
     ranges = dict(ranges)
-    keeps = {n.name: opdef(n.op, n.name).keeps_range for n in graph.nodes}
+    keeps = {n.name: op_of(n).keeps_range for n in graph.nodes}
     for node in graph.nodes:  # forward: an output never exceeds these ops' input
         if (keeps[node.name] or _rule(node) == "clip") and node.inputs and \
                 node.inputs[0] in ranges:

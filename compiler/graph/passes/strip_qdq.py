@@ -7,12 +7,15 @@ float weights). Each activation pair says which real range the model was calibra
 `graph.meta["activation_ranges"]` (read by the quantize pass) and reconnects the consumers
 to the float value, leaving a float graph. A pair whose range starts at exactly 0 also
 saturates: onnxruntime removes a ReLU / Clip(0, 6) before such a pair, so it becomes
-`clip(0, hi)` to keep the model's meaning (unless the value is already a ReLU's output)."""
+`clip(0, hi)` to keep the model's meaning (unless the value is already non-negative: a
+ReLU's or a Clip(lo >= 0)'s output, maybe moved by ops that keep the range). The op table
+says which ops are quantize / dequantize (`qdq`), clip (`clip_bounds`) or keep the range."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Graph, Node
+from ..opdef import op_of
 from .rewrite import PassContext, Rewriter, single_consumer
 
 
@@ -24,14 +27,17 @@ def _bounds(node: Node) -> tuple[float, float]:
 
 
 def _non_negative(rw: Rewriter, value: str) -> bool:
-    """Produced by a relu / clip(lo >= 0): the pair's lower bound adds nothing (its upper
-    bound is the int8 saturation the quantiser derives from the same range)."""
+    """Produced by a clip with a lower bound >= 0 (relu, clip(0, 6)), maybe through ops
+    that keep the range: the pair's lower bound adds nothing (its upper bound is the int8
+    saturation the quantiser derives from the same range)."""
     producers = {out: n for n in rw.b.nodes for out in n.outputs}
     producer = producers.get(value)
-    while producer is not None and producer.op in ("max_pool", "flatten", "reshape"):
+    while producer is not None and op_of(producer).keeps_range:
         producer = producers.get(producer.inputs[0])
-    return producer is not None and (producer.op == "relu" or (
-        producer.op == "clip" and (producer.attr("lo") or -1) >= 0))
+    if producer is None or op_of(producer).clip_bounds is None:
+        return False
+    lo = op_of(producer).clip_bounds(producer)[0]
+    return lo is not None and lo >= 0
 
 
 def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
@@ -41,9 +47,9 @@ def strip_qdq(graph: Graph, ctx: PassContext) -> Graph:
     for node in graph.nodes:
         if node.name in dropped:
             continue
-        if node.op == "quantize" and graph.types[node.inputs[0]].dtype == "float32":
+        if op_of(node).qdq == "quantize" and graph.types[node.inputs[0]].dtype == "float32":
             users = graph.consumers(node.outputs[0])
-            if users and all(u.op == "dequantize" for u in users) and \
+            if users and all(op_of(u).qdq == "dequantize" for u in users) and \
                     node.outputs[0] not in graph.outputs:
                 lo, hi = _bounds(node)
                 source = rw.value(node.inputs[0])

@@ -275,46 +275,18 @@ for _tpl in (Conv2dTemplate(), DenseTemplate(), PoolTemplate(), SoftmaxTemplate(
 # ---- graph nodes -------------------------------------------------------------------------
 
 
-def _conv_of(node, t):
-    return conv2d_task(t[0].shape, t[1].shape, t[0].dtype, node.attr("strides", (1, 1)),
-                       node.attr("pads", (0,) * 4), node.attr("dilations", (1, 1)),
-                       node.attr("groups", 1), node.op == "conv2d" and len(t) > 2)
-
-
-def _dense_of(node, t):
-    if t[0].rank != 2:
-        return None
-    return dense_task(t[0].shape[0], t[0].shape[1], t[1].shape[0], t[0].dtype, len(t) > 2)
-
-
-def _pool_of(node, t):
-    if node.op == "global_avg_pool":
-        return pool_task("global_avg", t[0].shape, t[0].dtype)
-    kind = node.op[:3]
-    return pool_task(kind, t[0].shape, t[0].dtype, node.attr("kernel"),
-                     node.attr("strides", (1, 1)), node.attr("pads", (0,) * 4),
-                     node.attr("dilations", (1, 1)) if kind == "max" else 1,
-                     bool(node.attr("count_include_pad", 0)))
-
-
-def _softmax_of(node, t):
-    return softmax_task(int(np.prod(t[0].shape[:-1])), t[0].shape[-1])
-
-
-NODE_TASKS = {"conv2d": _conv_of, "qconv2d": _conv_of, "dense": _dense_of,
-              "max_pool": _pool_of, "avg_pool": _pool_of, "global_avg_pool": _pool_of,
-              "softmax": _softmax_of}
-
-
 def cpu_tasks_of(node, in_types) -> Task | None:
     """The tuning task of a graph node's LLVM CPU kernel (``in_types``: the node's input
-    TensorTypes, None for absent inputs), or None where the node gets no tunable kernel."""
-    from ...exec.cpu_ops import LLVM, llvm_available
+    TensorTypes, None for absent inputs), or None where the node gets no tunable kernel:
+    the op's `tune` reader (the op table) where its LLVM kernel applies."""
+    from ...exec.cpu_ops import llvm_available
+    from ...graph.opdef import op_of
+    d = op_of(node)
     types = [t for t in in_types if t is not None]
-    make = NODE_TASKS.get(node.op)
-    if make is None or not types or not llvm_available() or not LLVM[node.op][0](node, types):
+    if d.tune is None or d.llvm_when is None or not types or not llvm_available() or \
+            not d.llvm_when(node, types):
         return None
-    return make(node, types)
+    return d.tune(node, types, None, None)
 
 
 __all__ = ["Conv2dTemplate", "DenseTemplate", "PoolTemplate", "SoftmaxTemplate", "conv2d_task",
