@@ -51,6 +51,7 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
         return product
     raw = Signal(_PRODUCT_BITS, name=f"{name}_p")
     inputs = "NONE" if operand_enable is None else "CLK0"
+    a_low, b_low = _low_zeros(a), _low_zeros(b)
     m.submodules[f"{name}_dsp"] = Instance(
         "MULT18X18D",
         p_REG_INPUTA_CLK=inputs, p_REG_INPUTA_CE="CE1", p_REG_INPUTA_RST="RST0",
@@ -63,17 +64,27 @@ def registered_product(m: Module, platform, a, b, enable, name: str,
         i_CE1=Const(0) if operand_enable is None else operand_enable,
         i_SIGNEDA=Const(is_signed), i_SIGNEDB=Const(is_signed),
         i_SOURCEA=Const(0), i_SOURCEB=Const(0),
-        **_bits("i_A", _extend(a)), **_bits("i_B", _extend(b)),
+        **_bits("i_A", _operand(a, a_low)), **_bits("i_B", _operand(b, b_low)),
         **_bits("o_P", raw),
     )
-    m.d.comb += product.eq(raw[:width])
+    m.d.comb += product.eq(raw[a_low + b_low:a_low + b_low + width])
     return product
 
 
-def _extend(value):
-    """To the 18-bit operand: sign-extended when signed, zero-extended when not."""
-    top = value[-1] if value.shape().signed else Const(0, 1)
-    return Cat(value, top.replicate(DSP_OPERAND_BITS - len(value)))
+def _low_zeros(value) -> int:
+    """Zero bits below a signed operand in its 18-bit DSP input (see :func:`_operand`)."""
+    return DSP_OPERAND_BITS - len(value) if value.shape().signed else 0
+
+
+def _operand(value, low_zeros: int):
+    """The 18-bit DSP operand. A signed value sits in the top bits over ``low_zeros``
+    constant zeros (``value * 2**low_zeros``, exact, no sign extension): a constant DSP
+    input is a tie-off set in the bitstream, while copies of the sign bit are routed, 11
+    pins per int8 operand; the product then sits ``low_zeros`` of both operands higher in
+    P. An unsigned value is zero-extended (constant pins again)."""
+    if value.shape().signed:
+        return Cat(Const(0, low_zeros), value)
+    return Cat(value, Const(0, DSP_OPERAND_BITS - len(value)))
 
 
 def _bits(prefix: str, value) -> dict:

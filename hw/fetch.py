@@ -20,7 +20,7 @@ from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
 from .axi_master import FifoSlice
 from .dma_reader import log2
-from .fetch_check import FetchCheck
+from .fetch_check import QUEUES, FetchCheck
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 
@@ -28,6 +28,7 @@ CHUNK = 8            # instructions per read request
 BUFFER_DEPTH = 16    # instructions fetched and not yet dispatched
 QUEUE_DEPTH = 8      # per-module instruction queues
 COUNT_BITS = 32
+FLAG_BITS = 2 * len(QUEUES)  # each entry's token pops and pushes (hw/fetch_check.py)
 
 
 class Fetch(wiring.Component):
@@ -49,7 +50,7 @@ class Fetch(wiring.Component):
         m = Module()
         # Registered output, and each entry carries its destination (decoded on the way
         # in), so the dispatch decision starts from flip-flops (an ECP5 critical path).
-        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(width=INSN_BITS + 2,
+        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(width=INSN_BITS + 2 + FLAG_BITS,
                                                              depth=BUFFER_DEPTH)
         buffer_in = Signal(INSN_BITS)
         reserved = Signal(range(BUFFER_DEPTH + 1))
@@ -146,7 +147,8 @@ class Fetch(wiring.Component):
         to_load = (incoming.opcode == Opcode.LOAD) & ((incoming.memory_type == Mem.INP)
                                                       | (incoming.memory_type == Mem.WGT))
         to_store = incoming.opcode == Opcode.STORE
-        m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store))
+        m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store,
+                                         FetchCheck.token_flags(self.cfg, buffer_in)))
         # A slice between the buffer and the queues: the buffer's read enable (the clock
         # enable of its 130 output flip-flops) comes from the slice's level register, not
         # from the chosen queue's room. ``moved`` (leaving the slice) frees the
@@ -154,10 +156,11 @@ class Fetch(wiring.Component):
         m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 3)
         m.submodules.check = check = FetchCheck(self.cfg)
         m.d.comb += [slice_.i_valid.eq(buffer.r_rdy),
-                     slice_.i_data.eq(Cat(buffer.r_data, check.drop)),
+                     slice_.i_data.eq(Cat(buffer.r_data[:INSN_BITS + 2], check.drop)),
                      buffer.r_en.eq(slice_.i_ready),
                      check.start.eq(self.start), check.insn_count.eq(self.insn_count),
                      check.insn.eq(buffer.r_data[:INSN_BITS]),
+                     check.flags.eq(buffer.r_data[INSN_BITS + 2:]),
                      check.enter.eq(buffer.r_rdy & slice_.i_ready),
                      self.aborted.eq(check.aborted), self.error_code.eq(check.latched),
                      self.error_index.eq(check.index)]

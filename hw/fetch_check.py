@@ -32,6 +32,9 @@ class FetchCheck(wiring.Component):
         super().__init__({
             "start": In(1), "insn_count": In(COUNT_BITS),
             "insn": In(INSN_BITS), "enter": In(1),
+            # the instruction's pops and pushes per queue, decoded when it was buffered
+            # (:meth:`token_flags`): the counters' adders start from flip-flops
+            "flags": In(2 * len(QUEUES)),
             "code": Out(ERROR_CODE_BITS),          # this instruction's, combinational
             "drop": Out(1),
             "aborted": Out(1), "latched": Out(ERROR_CODE_BITS), "index": Out(COUNT_BITS),
@@ -43,7 +46,9 @@ class FetchCheck(wiring.Component):
         mem, gemm, alu = (data.View(v, self.insn) for v in (lay.mem, lay.gemm, lay.alu))
         last = self._last(m)
         route = self._route(mem)
-        pops, pushes = self._token_flags(mem, route)
+        count = len(QUEUES)
+        pops = dict(zip(QUEUES, self.flags[:count]))
+        pushes = dict(zip(QUEUES, self.flags[count:]))
         token_codes = self._tokens(m, mem, pops, pushes)
         op = mem.opcode
         is_mem = (op == Opcode.LOAD) | (op == Opcode.STORE)
@@ -74,17 +79,21 @@ class FetchCheck(wiring.Component):
         cycle later (``bad_q``), so no clock enable waits on the checks: ``drop`` is a flat
         OR of them, the code a register's data input, the index a counter of entries."""
         bad_q, code_q = Signal(), Signal.like(self.code)
+        # an entry counted a cycle later: the index's 32 clock enables are one flip-flop
+        counted = Signal()
         stopped = self.aborted | bad_q
         m.d.comb += self.drop.eq(stopped | bad)
-        m.d.sync += [bad_q.eq(self.enter & ~stopped & bad), code_q.eq(self.code)]
+        m.d.sync += [bad_q.eq(self.enter & ~stopped & bad), code_q.eq(self.code),
+                     counted.eq(self.enter & ~stopped & ~self.start)]
         finish_seen = self._finish_seen
         with m.If(self.start):
             m.d.sync += [finish_seen.eq(0), self.aborted.eq(0), self.latched.eq(0),
                          self.index.eq(-1), bad_q.eq(0)]
         with m.Else():
-            with m.If(self.enter & ~stopped):      # the index of the last one checked
-                m.d.sync += [self.index.eq(self.index + 1),
-                             finish_seen.eq(finish_seen | finish)]
+            with m.If(self.enter & ~stopped):
+                m.d.sync += finish_seen.eq(finish_seen | finish)
+            with m.If(counted):                    # the index of the last one checked
+                m.d.sync += self.index.eq(self.index + 1)
             with m.If(bad_q):
                 m.d.sync += [self.aborted.eq(1), self.latched.eq(code_q)]
 
@@ -105,15 +114,18 @@ class FetchCheck(wiring.Component):
         store = mem.opcode == Opcode.STORE
         return {"load": load, "store": store, "compute": ~load & ~store}
 
-    @staticmethod
-    def _token_flags(mem, route) -> tuple[dict, dict]:
-        """Per queue: whether the instruction pops / pushes it (spec.isa.FLAG_QUEUES)."""
+    @classmethod
+    def token_flags(cls, cfg: Config, insn):
+        """The ``flags`` input for instruction word ``insn``: per queue (QUEUES order)
+        whether it pops it, then whether it pushes it (spec.isa.FLAG_QUEUES)."""
+        mem = data.View(isa_layouts(cfg).mem, insn)
+        route = cls._route(mem)
         load, compute, store = route["load"], route["compute"], route["store"]
         pops = {"l2c": compute & mem.pop_prev, "s2c": compute & mem.pop_next,
                 "c2l": load & mem.pop_next, "c2s": store & mem.pop_prev}
         pushes = {"l2c": load & mem.push_next, "c2l": compute & mem.push_prev,
                   "c2s": compute & mem.push_next, "s2c": store & mem.push_prev}
-        return pops, pushes
+        return Cat(*(pops[q] for q in QUEUES), *(pushes[q] for q in QUEUES))
 
     def _tokens(self, m, mem, pops, pushes) -> list:
         """Program-order token counts (with registered zero / one / full flags, so the

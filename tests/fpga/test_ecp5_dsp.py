@@ -84,10 +84,12 @@ def test_exec_pipe_puts_every_product_register_in_a_dsp_only_for_ecp5():
         assert 'parameter \\REG_INPUTA_CLK "CLK0"' in cell and 'parameter \\GSR "DISABLED"' in cell
         assert 'parameter \\REG_INPUTB_CLK "CLK0"' in cell and 'parameter \\REG_INPUTA_CE "CE1"' in cell
         assert "connect \\RST0 1'0" in cell
-    for cell in gemm:           # int8 operands, sign-extended: A8..A17 are all bit 7
+    for cell in gemm:           # int8 operands in the top bits: A0..A9 tied to 0, no copies
         assert "connect \\SIGNEDA 1'1" in cell and "connect \\SIGNEDB 1'1" in cell
-        a7 = cell.split("connect \\A7 ")[1].split("\n")[0]
-        assert all(f"connect \\A{k} {a7}\n" in cell for k in range(8, 18))
+        assert all(f"connect \\{p}{k} 1'0\n" in cell for p in "AB" for k in range(10))
+        assert not any(f"connect \\{p}{k} 1'0\n" in cell for p in "AB" for k in range(10, 18))
+        outputs = {cell.split(f"connect \\P{k} ")[1].split("\n")[0] for k in range(20, 36)}
+        assert len(outputs) == 16                   # the product is P20..P35
     for cell in alu:            # 16-bit halves of the int32 operands, zero-extended
         assert "connect \\SIGNEDA 1'0" in cell and "connect \\SIGNEDB 1'0" in cell
         assert all(f"connect \\{p}{k} 1'0\n" in cell for p in "AB" for k in (16, 17))
