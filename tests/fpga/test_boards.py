@@ -27,9 +27,11 @@ def test_ulx3s_shape_routes_and_the_transposed_128_mac_shape_does_not_fit():
     cfg = board.cfg()
     assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 2)
     assert cfg.macs_per_cycle == 32 and cfg.clock_mhz == 100.0
-    assert estimate(cfg, board).dsp == 32 + 2 * 3 + 1
-    # 128 MACs transposed: 16 ALU lanes x 3 DSPs (+1) more than the 156 MULT18X18D.
-    wide_out = cfg.replace(block_in=8, block_out=16)
+    assert cfg.mul_bits == 18                   # the ALU MUL: one MULT18X18D per lane
+    assert estimate(cfg, board).dsp == 32 + 2 * 1 + 1
+    assert estimate(cfg.replace(alu_mul_bits=0), board).dsp == 32 + 2 * 3 + 1
+    # 128 MACs transposed with the 32-bit MUL: 16 ALU lanes x 3 DSPs (+1) more than 156
+    wide_out = cfg.replace(block_in=8, block_out=16, alu_mul_bits=0)
     with pytest.raises(ResourceError, match=r"does not fit ulx3s-85f \(LFE5U-85F-6BG381C\): "
                                             r"multipliers \(DSPs\) must be at most 156, not 177"):
         check_fits(wide_out, board)
