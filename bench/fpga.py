@@ -2,13 +2,16 @@
 
     python bench/fpga.py                       # every open-flow board preset + ULX3S shapes
     python bench/fpga.py --boards ulx3s-85f --shapes 1x16x8 2x8x8 --reuse
+    python bench/fpga.py --boards ulx3s-85f --shapes --seeds 1 2 3   # Fmax per seed
 
 For each open-toolchain board preset, and for a few block shapes on the ULX3S-85F (same
 buffers, different batch x block_in x block_out), runs the real YoWASP build and prints a
 table plus JSON (``--json``). Peak GOPS = MACs/cycle x 2 x min(Fmax, PLL clock). A shape
 that cannot fit is reported with the early check's message instead of a build.
 ``--reuse`` takes an existing report.json of the same config fingerprint instead of
-rebuilding. Builds are CPU-heavy: run one benchmark at a time.
+rebuilding. ``--seeds`` places and routes each build's netlist again with every further
+seed (fpga.build.place_and_route_again: Yosys once) and reports Fmax per seed; the row's
+Fmax and GOPS are the first seed's. Builds are CPU-heavy: run one benchmark at a time.
 """
 from __future__ import annotations
 
@@ -18,33 +21,58 @@ import sys
 from pathlib import Path
 
 from vtalab.fpga import BOARDS, ResourceError, get_board
-from vtalab.fpga.build import build_board
+from vtalab.fpga.build import build_board, place_and_route_again
 from vtalab.spec._atomic import write_text_atomic
 
-DEFAULT_SHAPES = ("1x16x8", "1x8x8", "1x8x16")
+DEFAULT_SHAPES = ("1x16x4", "1x16x8", "1x16x16")
 
 
-def shape_config(board, shape: str):
+def shape_config(board, shape: str, overrides: "dict | None" = None):
     batch, block_in, block_out = (int(v) for v in shape.split("x"))
+    extra = "".join(f"-{k.split('_')[-2] if k.count('_') > 1 else k}{v}"
+                    for k, v in (overrides or {}).items())
     return board.cfg().replace(batch=batch, block_in=block_in, block_out=block_out,
-                               name=f"{board.name}-{shape}")
+                               name=f"{board.name}-{shape}{extra}", **(overrides or {}))
 
 
-def one(board, cfg, out_root: Path, reuse: bool, echo) -> dict:
+def one(board, cfg, out_root: Path, reuse: bool, echo, seeds=(1,)) -> dict:
     out_dir = out_root / cfg.name
-    cached = out_dir / "report.json"
-    if reuse and cached.exists():
-        report = json.loads(cached.read_text())
-        if report.get("fingerprint") == cfg.fingerprint():
-            echo(f"{cfg.name}: reusing {cached}")
-            return row(report)
     try:
-        return row(build_board(board, out_dir=out_dir, cfg=cfg, progress=echo))
+        first = _built(board, cfg, out_dir, reuse, echo, seeds[0])
     except ResourceError as exc:
         echo(f"{cfg.name}: {exc}")
         return {"board": board.name, "config": cfg.name,
                 "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
                 "macs": cfg.macs_per_cycle, "fits": False, "reason": str(exc)}
+    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo) for seed in seeds[1:]]
+    return dict(row(first), seeds=[_seed_entry(r) for r in reports])
+
+
+def _seed_entry(report: dict) -> dict:
+    return {"seed": report.get("seed", 1), "fmax_mhz": report["fmax_mhz"],
+            "timing_met": report["timing_met"], "build_s": report["times_s"].get("total")}
+
+
+def _built(board, cfg, out_dir: Path, reuse: bool, echo, seed: int) -> dict:
+    cached = out_dir / "report.json"
+    if reuse and cached.exists():
+        report = json.loads(cached.read_text())
+        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed", 1) == seed:
+            echo(f"{cfg.name}: reusing {cached}")
+            return report
+    return build_board(board, out_dir=out_dir, cfg=cfg, progress=echo, seed=seed)
+
+
+def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo) -> dict:
+    """The build's netlist placed and routed with another seed (in ``out_dir/seed-N``)."""
+    seed_dir = out_dir / f"seed-{seed}"
+    cached = seed_dir / "report.json"
+    if reuse and cached.exists():
+        report = json.loads(cached.read_text())
+        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed") == seed:
+            echo(f"{cfg.name} seed {seed}: reusing {cached}")
+            return report
+    return place_and_route_again(out_dir, seed, seed_dir, progress=echo, cfg=cfg)
 
 
 def row(report: dict) -> dict:
@@ -64,7 +92,8 @@ def row(report: dict) -> dict:
 
 def table(rows: list[dict]) -> str:
     head = (f"{'config':<22} {'block':>7} {'MACs':>5} {'LUT':>13} {'FF':>13} {'DSP':>9} "
-            f"{'BRAM':>9} {'Fmax':>7} {'clock':>6} {'met':>4} {'GOPS':>6} {'build':>7}")
+            f"{'BRAM':>9} {'Fmax':>7} {'clock':>6} {'met':>4} {'GOPS':>6} {'GOPS/DSP':>8} "
+            f"{'build':>7}  Fmax per seed")
     lines = [head, "-" * len(head)]
     for r in rows:
         if not r["fits"]:
@@ -77,8 +106,14 @@ def table(rows: list[dict]) -> str:
             f"{r['lut_used']:>6} ({pct['lut']:>3.0f}%) {r['ff_used']:>6} ({pct['ff']:>3.0f}%) "
             f"{r['dsp_used']:>3}/{r['dsp_avail']:<5} {r['bram_used']:>3}/{r['bram_avail']:<5} "
             f"{r['fmax_mhz']:>7.1f} {r['clock_mhz']:>6.1f} {'yes' if r['timing_met'] else 'no':>4} "
-            f"{r['peak_gops']:>6.1f} {r['build_s']:>6.0f}s")
+            f"{r['peak_gops']:>6.1f} {r['peak_gops'] / r['dsp_used']:>8.3f} "
+            f"{r['build_s']:>6.0f}s  {_seeds_text(r.get('seeds', []))}")
     return "\n".join(lines)
+
+
+def _seeds_text(seeds: list) -> str:
+    return " / ".join(f"{s['fmax_mhz']:.1f}{'' if s['timing_met'] else '*'} (seed {s['seed']})"
+                      for s in seeds)
 
 
 def main(argv=None) -> int:
@@ -90,16 +125,22 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="build/bench-fpga", help="build folder")
     parser.add_argument("--json", default=None, help="write the rows as JSON here")
     parser.add_argument("--reuse", action="store_true", help="reuse matching report.json")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[1],
+                        help="placement seeds: the first builds, the others place and route "
+                             "its netlist again (Fmax per seed; * = clock not met)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="PARAM=VALUE",
+                        help="Config parameters for the ULX3S shapes, e.g. alu_mul_bits=0")
     args = parser.parse_args(argv)
     out_root = Path(args.out)
     jobs = [(get_board(name), get_board(name).cfg()) for name in args.boards]
     ulx3s = get_board("ulx3s-85f")
+    overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
     for shape in args.shapes:
-        cfg = shape_config(ulx3s, shape)
+        cfg = shape_config(ulx3s, shape, overrides)
         if all(cfg != c for _, c in jobs):
             jobs.append((ulx3s, cfg))
-    rows = [one(board, cfg, out_root, args.reuse, lambda m: print(m, file=sys.stderr))
-            for board, cfg in jobs]
+    rows = [one(board, cfg, out_root, args.reuse, lambda m: print(m, file=sys.stderr),
+                args.seeds) for board, cfg in jobs]
     print(table(rows))
     text = json.dumps(rows, indent=2)
     if args.json:

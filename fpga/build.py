@@ -17,8 +17,8 @@ from vtalab.spec import Config
 
 from .boards import Board, get_board
 from .errors import FpgaError
-from .report import (cell_sources, make_report, parse_nextpnr_report, slowest_endpoints,
-                     summary, write_report)
+from .report import (cell_sources, make_report, parse_nextpnr_report, read_report,
+                     slowest_endpoints, summary, write_report)
 from .resources import check_fits
 
 TOP = "top"
@@ -112,13 +112,53 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     synth = [step for step in steps if step[0] == "YOSYS"]
     times.update(run_steps(out_dir, synth, env, progress))
     outreg = _pack_output_registers(out_dir / f"{TOP}.json", progress)
-    times.update(run_steps(out_dir, [s for s in steps if s not in synth], env, progress))
+    return _place_route_pack(board, cfg, est, out_dir, [s for s in steps if s not in synth],
+                             env, progress, times, clock_mhz, outreg.to_dict(), seed=seed)
+
+
+def place_and_route_again(synth_dir, seed: int, out_dir, progress=print,
+                          cfg: "Config | None" = None) -> dict:
+    """Place, route and pack the netlist an open-flow build synthesized in ``synth_dir``
+    once more with placement ``seed``, into ``out_dir`` (Yosys is not run again): the
+    seeds of one design compared on the same netlist. Returns the new build's report."""
+    from .toolchain import script_steps, tool_env
+    synth_dir, out_dir = Path(synth_dir), Path(out_dir)
+    first = read_report(synth_dir)
+    board = get_board(first["board"])
+    cfg = cfg if cfg is not None else Config.from_dict(first["config"])
+    if cfg.fingerprint() != first["fingerprint"]:
+        raise FpgaError(f"the config must be the one built in {synth_dir} "
+                        f"({first['fingerprint']}), not {cfg.fingerprint()}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name in (f"{TOP}.json", f"{TOP}.lpf"):
+        shutil.copy2(synth_dir / name, out_dir / name)
+    steps = [(var, _with_seed(args, seed)) for var, args in
+             script_steps(synth_dir / f"build_{TOP}.sh") if var != "YOSYS"]
+    times = {k: v for k, v in first["times_s"].items() if k in ("elaborate", "yosys")}
+    progress(f"{board.title}: {cfg.name} placed and routed again with seed {seed}")
+    return _place_route_pack(board, cfg, check_fits(cfg, board), out_dir, steps, tool_env(),
+                             progress, times, first["clock_mhz"],
+                             first.get("bram_output_registers"), seed=seed)
+
+
+def _with_seed(args: list[str], seed: int) -> list[str]:
+    args = list(args)
+    if "--seed" in args:
+        args[args.index("--seed") + 1] = str(seed)
+    return args
+
+
+def _place_route_pack(board, cfg, est, out_dir, steps, env, progress, times, clock_mhz,
+                      outreg: "dict | None", seed: int = 1) -> dict:
+    from .toolchain import run_steps
+    times.update(run_steps(out_dir, steps, env, progress))
     times["total"] = round(sum(times.values()), 1)
     nextpnr = parse_nextpnr_report(out_dir / f"{TOP}.report.json")
     nextpnr["slowest_endpoints"] = slowest_endpoints(
         nextpnr.pop("detailed_net_timings"), cell_sources(out_dir / f"{TOP}.json"))
     report = make_report(board, cfg, nextpnr, est, times, clock_mhz)
-    report["bram_output_registers"] = outreg.to_dict()
+    report["bram_output_registers"] = outreg
+    report["seed"] = seed
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)
     progress(summary(report))

@@ -195,3 +195,11 @@ def write_report(report: dict, out_dir: Path) -> tuple[Path, Path]:
     write_text_atomic(json_path, json.dumps(report, indent=2) + "\n")
     write_text_atomic(text_path, summary(report) + "\n")
     return json_path, text_path
+
+
+def read_report(out_dir) -> dict:
+    """The report.json an open-flow build wrote into ``out_dir``."""
+    path = Path(out_dir) / "report.json"
+    if not path.is_file():
+        raise FpgaError(f"{path} must exist (an open-flow build's folder), not be missing")
+    return json.loads(path.read_text())

@@ -76,3 +76,54 @@ def test_vtalab_build_seeds_runs_the_sweep(monkeypatch, tmp_path, capsys):
     assert "seed 8 meets timing" in capsys.readouterr().out
     assert main(["build", "--board", "orangecrab-25f", "--seeds", "7", "--plan-only"]) == 2
     assert "--seeds must come without --plan-only" in capsys.readouterr().err
+
+
+def _synthesized(tmp_path, cfg):
+    """A folder as a build leaves it after synthesis: netlist, constraints, script, report."""
+    board = get_board("ulx3s-85f")
+    nextpnr = {"utilization": {"lut": {"used": 1, "available": 2}},
+               "fmax": {"clk": {"achieved_mhz": 90.0, "constraint_mhz": cfg.clock_mhz}}}
+    report = make_report(board, cfg, nextpnr, estimate(cfg, board),
+                         {"elaborate": 5.0, "yosys": 50.0, "nextpnr_ecp5": 900.0},
+                         cfg.clock_mhz)
+    tmp_path.mkdir(parents=True)
+    (tmp_path / "report.json").write_text(json.dumps(report))
+    for name in ("top.json", "top.lpf"):
+        (tmp_path / name).write_text(name)
+    (tmp_path / "build_top.sh").write_text(
+        '"$YOSYS" -q -l top.rpt top.ys\n'
+        '"$NEXTPNR_ECP5" --quiet --seed 1 --json top.json --lpf top.lpf --textcfg top.config\n'
+        '"$ECPPACK" --compress --input top.config --bit top.bit\n')
+    return tmp_path
+
+
+def test_placing_again_runs_nextpnr_and_ecppack_with_the_new_seed_only(monkeypatch, tmp_path):
+    from vtalab.fpga import build
+    cfg = get_board("ulx3s-85f").cfg()
+    src = _synthesized(tmp_path / "first", cfg)
+    ran = {}
+
+    def place_route_pack(board, cfg_, est, out_dir, steps, env, progress, times, clock,
+                         outreg, seed):
+        ran.update(steps=steps, times=dict(times), seed=seed, files=sorted(
+            p.name for p in out_dir.iterdir()))
+        return {"seed": seed}
+
+    monkeypatch.setattr(build, "_place_route_pack", place_route_pack)
+    monkeypatch.setattr("vtalab.fpga.toolchain.tool_env", lambda: {})
+    assert build.place_and_route_again(src, 3, tmp_path / "s3") == {"seed": 3}
+    assert [var for var, _ in ran["steps"]] == ["NEXTPNR_ECP5", "ECPPACK"]
+    nextpnr_args = ran["steps"][0][1]
+    assert nextpnr_args[nextpnr_args.index("--seed") + 1] == "3"
+    assert ran["times"] == {"elaborate": 5.0, "yosys": 50.0} and ran["seed"] == 3
+    assert ran["files"] == ["top.json", "top.lpf"]
+
+
+def test_placing_again_refuses_another_config(tmp_path):
+    from vtalab.fpga.build import place_and_route_again
+    cfg = get_board("ulx3s-85f").cfg()
+    src = _synthesized(tmp_path / "first", cfg)
+    with pytest.raises(FpgaError, match=r"the config must be the one built in .*first"):
+        place_and_route_again(src, 2, tmp_path / "s2", cfg=cfg.replace(block_out=4))
+    with pytest.raises(FpgaError, match=r"report.json must exist"):
+        place_and_route_again(tmp_path / "nothing", 2, tmp_path / "s2")
