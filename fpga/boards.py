@@ -20,8 +20,19 @@ Why these shapes:
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
   100 MHz (131.1 MHz achieved), with the GEMM product registers inside the MULT18X18Ds
   (hw/ecp5_dsp.py; 92.1 MHz without them; docs/fpga.md).
-- **PYNQ-Z1** (xc7z020, VTA's main board) and **DE10-Nano** (5CSEBA6): VTA's 1x16x16 array
-  with the buffers that fit next to the ARM's DDR; multipliers beyond the DSPs go to LUTs.
+- **PYNQ-Z1** (xc7z020, VTA's main board): VTA's 1x16x16 array with the buffers that fit
+  its 280 RAMB18; multipliers beyond the 220 DSP48E1 go to LUTs.
+- **DE10-Nano** (5CSEBA6: 41,910 ALMs, 553 M10K, 112 variable-precision DSP blocks, each
+  three 9x9 or two 18x19 multipliers): VTA's 1x16x16 with VTA's own buffer depths. The 256
+  int8 products take 86 blocks in 9x9 mode, the ALU's 16 lanes x 3 18x18 partial products
+  24, the store's 16x16 one: 111 of 112. The buffers take 491 of the 553 M10K (wgt 205,
+  acc 2 x 103, inp 26, out 26, uop 28). The bus is 128 bits, the widest the FPGA-to-HPS
+  bridge takes: at 100 MHz 1.6 GB/s, half of what its 64-bit L3 side and the 32-bit DDR3
+  at 400 MHz carry; the bridges cross clock domains themselves, so the fabric clock is a
+  PLL output of the 50 MHz oscillator.
+
+The processor-system facts of the SoC boards (register address, processor ports, pins, DDR
+settings) are ``Board.soc`` (fpga/soc_facts.py).
 """
 from __future__ import annotations
 
@@ -31,6 +42,7 @@ from vtalab.spec import Config
 from vtalab.spec.config import preset
 
 from .errors import FpgaError
+from .soc_facts import DE10_NANO, PYNQ_Z1, SocFacts
 
 FLOWS = ("ecp5", "vivado", "quartus")
 
@@ -50,6 +62,7 @@ class Board:
     notes: str = ""
     hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
+    soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     extra: dict = field(default_factory=dict)
 
     @property
@@ -67,7 +80,8 @@ def _preset_values(name: str) -> dict:
 
 _ULX3S_CFG = _preset_values("ulx3s-85f")
 _CRAB_CFG = _preset_values("orangecrab-25f")
-_ZYNQ_CFG = _preset_values("pynq-z1")
+_PYNQ_CFG = _preset_values("pynq-z1")
+_DE10_CFG = _preset_values("de10-nano")
 
 BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
@@ -84,17 +98,20 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           notes="1x8x2: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D (1x4x4 needs 29)"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",
-          {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _ZYNQ_CFG,
-          hard_dsp=False,
+          {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _PYNQ_CFG,
+          hard_dsp=False, soc=PYNQ_Z1,
           notes="VTA's board: 1x16x16, AXI master on S_AXI_HP0, registers on M_AXI_GP0"),
     Board("de10-nano", "Terasic DE10-Nano (Cyclone V SE 5CSEBA6)", "quartus",
           "5CSEBA6U23I7", "amaranth_boards.de10_nano:DE10NanoPlatform",
-          {"lut": 83820, "ff": 167640, "dsp": 224, "bram": 553}, _ZYNQ_CFG,
-          hard_dsp=False,
-          notes="1x16x16, AXI master on the HPS f2h_axi_slave, registers on the LW bridge"),
+          {"lut": 83820, "ff": 167640, "dsp": 112, "bram": 553}, _DE10_CFG,
+          hard_dsp=False, soc=DE10_NANO,
+          notes="1x16x16 with VTA's buffers and a 128-bit bus: 111 of 112 DSP blocks (int8 "
+                "products three to a block), 491 of 553 M10K; AXI master on the HPS "
+                "f2h_axi_slave, registers on the lightweight bridge"),
 )}
 # Units of the capacity entries: ECP5 LUT4/FF/MULT18X18D/DP16KD (18 Kbit); Zynq LUT6/FF/
-# DSP48E1/RAMB18; Cyclone V ALUT (2 per ALM)/FF/18x18 multipliers (2 per DSP block)/M10K.
+# DSP48E1/RAMB18; Cyclone V ALUT (2 per ALM)/FF (4 per ALM)/variable-precision DSP
+# blocks/M10K.
 
 
 def board_names() -> list[str]:

@@ -146,9 +146,11 @@ def open_uart_board(cfg: "Config | str", port: str, dram_bytes: int, baud: int =
 
 
 def _default_base(cfg: Config) -> int:
-    from .quartus import REG_BASE as QUARTUS_BASE
-    from .vivado import REG_BASE as VIVADO_BASE
-    return QUARTUS_BASE if cfg.name == "de10-nano" else VIVADO_BASE
+    """The register address of the SoC board named like the config (else the PYNQ-Z1's)."""
+    from .boards import BOARDS
+    board = BOARDS.get(cfg.name)
+    soc = board.soc if board is not None and board.soc is not None else BOARDS["pynq-z1"].soc
+    return soc.reg_base
 
 
 def open_device(cfg: "Config | str | None" = None, **options) -> FpgaDevice:

@@ -5,7 +5,9 @@ plus the on-chip DRAM of boards without a DDR port, packed into the part's block
 ratios the way Yosys' memory mapper does (best aspect ratio, width x depth tiling).
 DSPs: one multiplier per GEMM lane (batch x block_in x block_out int8 x int8 products) plus
 the ALU's wrapping acc_bits x acc_bits multiply in every accumulator lane, each split into
-the part's native multiplier width, plus the store module's y_size x x_size (16 x 16 bits).
+the part's native multiplier width, plus the store module's y_size x x_size (16 x 16 bits),
+packed into the part's DSP units (one per product on ECP5 and Zynq; a Cyclone V
+variable-precision block holds three 9x9 or two 18x19 multipliers).
 Checked against Yosys: 1x8x16 maps to 177 MULT18X18D, as estimated.
 """
 from __future__ import annotations
@@ -27,6 +29,8 @@ BRAM_SHAPES = {
 }
 # Native signed multiplier width of one DSP unit counted in Board.capacity["dsp"].
 DSP_WIDTH = {"ecp5": 18, "vivado": 18, "quartus": 18}
+# (widest operand, products per DSP unit) of each multiplier mode, narrowest first.
+DSP_MODES = {"ecp5": ((18, 1),), "vivado": ((18, 1),), "quartus": ((9, 3), (18, 2))}
 LUTRAM_BITS = 4096            # smaller memories go to distributed RAM
 READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
 OTHER_MULTIPLIERS = ((16, 16, 32),)     # store: rows to write = y_size * x_size
@@ -64,6 +68,23 @@ def multiplier_dsps(a_bits: int, b_bits: int, out_bits: int, flow: str = "ecp5")
     return count
 
 
+def dsp_units(a_bits: int, b_bits: int, out_bits: int, count: int,
+              flow: str = "ecp5") -> int:
+    """DSP units for ``count`` independent ``a_bits`` x ``b_bits`` products: in the
+    narrowest mode that takes both operands, else as native-width partial products."""
+    widest = max(a_bits, b_bits)
+    if widest <= DSP_WIDTH[flow]:
+        return _packed(count, widest, flow)
+    return _packed(count * multiplier_dsps(a_bits, b_bits, out_bits, flow), DSP_WIDTH[flow],
+                   flow)
+
+
+def _packed(products: int, bits: int, flow: str) -> int:
+    """DSP units for ``products`` multipliers of at most ``bits`` x ``bits``."""
+    per_unit = next(n for width, n in DSP_MODES[flow] if bits <= width)
+    return math.ceil(products / per_unit)
+
+
 def _split(bits: int, native: int) -> list[int]:
     """Shifts of the chunks a signed operand is cut into (unsigned low chunks of native-1)."""
     if bits <= native:
@@ -88,6 +109,12 @@ def alu_mul_dsps(cfg: Config, flow: str) -> int:
     return multiplier_dsps(cfg.mul_bits, cfg.mul_bits, cfg.acc_bits, flow)
 
 
+def alu_units(cfg: Config, flow: str) -> int:
+    """DSP units of the ALU's MUL in all batch x block_out lanes."""
+    products = cfg.batch * cfg.block_out * alu_mul_dsps(cfg, flow)
+    return _packed(products, min(cfg.mul_bits, DSP_WIDTH[flow]), flow)
+
+
 def estimate(cfg: Config, board: "Board | str") -> Estimate:
     board = get_board(board)
     flow = board.flow
@@ -97,10 +124,10 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
         blocks = copies * bram_blocks(width, depth, flow)
         detail[f"bram_{name}"] = blocks
         bram += blocks
-    gemm = cfg.macs_per_cycle * multiplier_dsps(cfg.inp_bits, cfg.wgt_bits,
-                                                cfg.inp_bits + cfg.wgt_bits, flow)
-    alu = cfg.batch * cfg.block_out * alu_mul_dsps(cfg, flow)
-    other = sum(multiplier_dsps(a, b, out, flow) for a, b, out in OTHER_MULTIPLIERS)
+    gemm = dsp_units(cfg.inp_bits, cfg.wgt_bits, cfg.inp_bits + cfg.wgt_bits,
+                     cfg.macs_per_cycle, flow)
+    alu = alu_units(cfg, flow)
+    other = sum(dsp_units(a, b, out, 1, flow) for a, b, out in OTHER_MULTIPLIERS)
     detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other)
     return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)
 

@@ -3,7 +3,8 @@ import pytest
 
 from vtalab.fpga import BOARDS, FpgaError, ResourceError, board_names, get_board
 from vtalab.fpga.pll import pll_params
-from vtalab.fpga.resources import bram_blocks, check_fits, estimate, multiplier_dsps
+from vtalab.fpga.resources import (bram_blocks, check_fits, dsp_units, estimate,
+                                   multiplier_dsps)
 from vtalab.spec import Config, load_config
 
 
@@ -81,3 +82,35 @@ def test_pll_dividers_come_close_to_the_clock(fin, fout):
 def test_pll_refuses_impossible_clock():
     with pytest.raises(FpgaError, match="PLL output must be"):
         pll_params(25, 1000)
+
+
+def test_de10_nano_has_its_own_preset_sized_for_the_cyclone_v():
+    board = get_board("de10-nano")
+    cfg = board.cfg()
+    assert cfg == load_config("de10-nano") and cfg != get_board("pynq-z1").cfg()
+    assert cfg.bus_bits == max(board.soc.dma_widths) == 128
+    est = check_fits(cfg, board)
+    # 256 int8 products three to a DSP block, 16 ALU lanes x 3 18x18 two to a block, 1 store.
+    assert (est.detail["dsp_gemm"], est.detail["dsp_alu"], est.detail["dsp_other"]) == (86, 24, 1)
+    assert est.dsp <= board.capacity["dsp"] == 112
+    assert est.bram == 491 <= board.capacity["bram"] == 553
+
+
+def test_cyclone_v_dsp_blocks_pack_small_products():
+    assert dsp_units(8, 8, 16, 3, "quartus") == 1          # three 9x9 in one block
+    assert dsp_units(8, 8, 16, 4, "quartus") == 2
+    assert dsp_units(16, 16, 32, 2, "quartus") == 1        # two 18x19
+    assert dsp_units(32, 32, 32, 1, "quartus") == 2        # 3 partial products, 2 per block
+    assert dsp_units(8, 8, 16, 4, "ecp5") == 4             # one MULT18X18D each
+
+
+def test_soc_boards_carry_their_processor_facts():
+    from vtalab.fpga.driver import _default_base
+    for name in ("pynq-z1", "de10-nano"):
+        soc = get_board(name).soc
+        base, size = soc.reg_window
+        assert base <= soc.reg_base < base + size
+        assert _default_base(load_config(name)) == soc.reg_base
+    assert get_board("de10-nano").soc.dma_width(64) == 64
+    assert get_board("pynq-z1").soc.dma_width(128) == 64       # HP0 stops at 64 bits
+    assert all(board.soc is None for board in BOARDS.values() if board.open_flow)
