@@ -132,11 +132,16 @@ def top_verilog(soc: SocFacts, cfg: Config) -> str:
             f"endmodule\n")
 
 
+def _tcl_word(text: str) -> str:
+    """Braced where Tcl would substitute: ``LED[0]`` unbraced runs a command named 0."""
+    return "{" + text + "}" if any(c in text for c in "[]$\\ ") else text
+
+
 def build_tcl(board: Board, name: str) -> str:
     soc = soc_of(board)
-    pins = "\n".join(f"set_location_assignment PIN_{pin.site} -to {pin.port}\n"
+    pins = "\n".join(f"set_location_assignment PIN_{pin.site} -to {_tcl_word(pin.port)}\n"
                      f"set_instance_assignment -name IO_STANDARD \"{pin.io_standard}\" "
-                     f"-to {pin.port}" for pin in soc.pins)
+                     f"-to {_tcl_word(pin.port)}" for pin in soc.pins)
     return f"""# quartus_sh -t build.tcl : project, synthesis, HPS pins, fit, bitstream (vtalab).
 load_package flow
 project_new {name} -overwrite
