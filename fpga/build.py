@@ -3,7 +3,9 @@
     report = build_board("ulx3s-85f")                 # bitstream + report.json + summary.txt
     report = build_board("pynq-z1", plan_only=True)   # Vivado project, run with one script
 
-The config is checked against the part before any tool runs (``resources.check_fits``).
+The config is checked against the part before any tool runs (``resources.check_fits``);
+a vendor project is checked by the independent linter (``vendor_lint``) before its tool runs,
+and its problems are in ``report["lint"]``.
 """
 from __future__ import annotations
 
@@ -182,7 +184,11 @@ def _vendor(board, cfg, est, files: list, plan_only: bool, tool: str, progress) 
               "estimate": {"dsp": est.dsp, "bram": est.bram, **est.detail}}
     progress(f"  wrote a {board.flow} project to {out_dir}: "
              + ", ".join(Path(f).name for f in files))
+    report["lint"] = _lint(board, cfg, out_dir, progress)
     if not plan_only:
+        if report["lint"]:
+            raise FpgaError(f"the project in {out_dir} must lint clean before {tool} runs, "
+                            f"not have {len(report['lint'])} problem(s) (listed above)")
         if shutil.which(tool) is None:
             raise FpgaError(f"{tool} must be on PATH to build {board.name}, not missing; "
                             f"the project in {out_dir} builds with its run script on a "
@@ -194,3 +200,17 @@ def _vendor(board, cfg, est, files: list, plan_only: bool, tool: str, progress) 
                             f"{result.returncode}")
         report["plan_only"] = False
     return report
+
+
+def _lint(board, cfg, out_dir: Path, progress) -> "list[str] | None":
+    """The linter's problems with the project (None: it could not run here)."""
+    from .vendor_lint import lint_project
+    try:
+        problems = [str(p) for p in lint_project(out_dir, board, cfg)]
+    except FpgaError as exc:
+        progress(f"  lint: not run ({exc})")
+        return None
+    progress("  lint: ok" if not problems else f"  lint: {len(problems)} problem(s)")
+    for problem in problems:
+        progress(f"    {problem}")
+    return problems

@@ -49,4 +49,4 @@ def run_build(args) -> int:
                          seed=args.seed, progress=lambda line: print(line, flush=True))
     if report.get("plan_only"):
         print(f"wrote {report['out_dir']}")
-    return 0
+    return 1 if report.get("lint") else 0
