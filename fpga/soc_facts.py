@@ -52,7 +52,7 @@ class SocFacts:
         for pin in self.pins:
             if pin.port == port:
                 return pin
-        raise KeyError(f"pin must be one of {[p.port for p in self.pins]}, not {port!r}")
+        raise FpgaError(f"pin must be one of {[p.port for p in self.pins]}, not {port!r}")
 
 
 def soc_of(board) -> SocFacts:

@@ -165,6 +165,8 @@ def _parameter(project, system, components, call, args) -> None:
 
 
 def _connection(project, system, components, call, args) -> None:
+    if None in args:
+        return                              # an end the script computes: not checked
     ends = args[0].split("/") if len(args) == 1 else args
     for end in ends:
         _check_end(project, system, components, call, end)

@@ -62,6 +62,7 @@ class _Design:
         self.ps7_used = {}              # PS7 port -> line
         self.links = {}                 # slave interface "/cell/intf" -> master
         self.bd = None
+        self.offset = None              # of the register segment, once set
         self._modules = None
 
     def bad(self, call, message: str) -> None:
@@ -268,7 +269,7 @@ class _Design:
         elif bits is not None and size != 1 << bits:
             self.bad(call, f"register range must be {1 << bits} bytes (the slave's "
                            f"{bits} address bits), not {text!r}")
-        elif getattr(self, "offset", None) is not None and self.offset % size:
+        elif self.offset is not None and self.offset % size:
             self.bad(call, f"register offset must be aligned to the range {size:#x}, "
                            f"not {self.offset:#x}")
 

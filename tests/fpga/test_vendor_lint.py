@@ -15,6 +15,7 @@ from vtalab.fpga.build import build_board  # noqa: E402
 from vtalab.fpga.vendor_lint import check_project, lint_project  # noqa: E402
 from vtalab.fpga.vendor_lint.tcl import TclSyntaxError, parse  # noqa: E402
 from vtalab.fpga.vendor_lint.verilog import parse_modules  # noqa: E402
+from vtalab.spec import preset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -183,3 +184,24 @@ def test_check_project_raises_listing_every_problem(projects, tmp_path):
 def test_lint_is_for_vendor_boards_only(tmp_path):
     with pytest.raises(FpgaError, match=r"must be a Vivado or Quartus board .* not ulx3s-85f"):
         lint_project(tmp_path, "ulx3s-85f")
+
+
+def test_plan_only_says_lint_ok_and_a_faulty_plan_stops_the_build(monkeypatch, tmp_path,
+                                                                  capsys):
+    import vtalab.fpga.vendor_lint as vendor_lint
+    from vtalab.cli import main
+    from vtalab.fpga.vendor_lint.script import Problem
+    argv = ["build", "--board", "de10-nano", "--config", "tiny", "--plan-only",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert "  lint: ok\n" in capsys.readouterr().out
+    fault = Problem("build.tcl", 3, "project_new", "a planted fault")
+    monkeypatch.setattr(vendor_lint, "lint_project", lambda *args: [fault])
+    assert main(argv) == 1
+    assert "lint: 1 problem(s)\n    build.tcl:3: project_new: a planted fault" in \
+        capsys.readouterr().out
+    monkeypatch.setattr("shutil.which", lambda tool: f"/opt/{tool}")     # as if installed
+    monkeypatch.setattr("subprocess.run", lambda *a, **k: pytest.fail("the tool ran"))
+    with pytest.raises(FpgaError, match="must lint clean before quartus_sh runs, not have 1"):
+        build_board("de10-nano", out_dir=tmp_path, cfg=preset("tiny"),
+                    progress=lambda line: None)
