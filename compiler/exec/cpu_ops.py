@@ -8,7 +8,13 @@ kernel where it has one that applies to the node's dtypes and attributes (compil
 through llvmlite), else its vectorised numpy kernel (never a per-element Python loop).
 Integer kernels follow the graph IR's integer semantics exactly (wrapping int32, arithmetic
 shifts, low-bit narrowing), so a quantised model matches the int8 reference bit for bit;
-float kernels follow ONNX. The LLVM conv, dense, pooling and softmax kernels are tunable:
+float kernels follow ONNX. In an int8 graph (``exact``), a float op sits between int8 steps,
+where a last-bit difference can flip a later rounding: it runs the LLVM kernel only where
+the op table says that kernel equals the float reference exactly (``OpDef.llvm_exact``),
+else the reference itself, the kernel the int8 reference interpreter runs; the module and
+the reference then compute the same float values bit for bit. Arrays reach the kernels
+C-contiguous (numpy's reductions sum in an order that depends on the strides).
+The LLVM conv, dense, pooling and softmax kernels are tunable:
 inside a tuning context (``tune.ApplyBest``) a kernel made for a node gets the best
 recorded knobs of the node's task (``tune/templates/cpu.py`` ``cpu_tasks_of``), else the
 heuristic's.
@@ -22,7 +28,7 @@ from typing import Callable
 import numpy as np
 
 from ..graph.errors import GraphError
-from ..graph.interp import execute
+from ..graph.interp import contiguous, execute
 from ..graph.ir import ML_DTYPES, Graph, Node, TensorType
 from ..graph.opdef import REGISTRY, opdef
 
@@ -45,24 +51,24 @@ class CpuKernel:
     node: Node
 
     def __call__(self, *arrays) -> np.ndarray:
-        return np.asarray(self.fn(self.node, *arrays))
+        return contiguous(self.fn(self.node, *arrays))
 
 
-def _fused_elementwise(node: Node, in_types, prefer: str) -> CpuKernel:
+def _fused_elementwise(node: Node, in_types, prefer: str, exact: bool) -> CpuKernel:
     """A chain of elementwise nodes: one kernel per body node, run in order."""
     env_types = {f"${i}": t for i, t in enumerate(in_types)}
     from ..graph.ops import infer_types
     kernels = []
     for inner in node.attr("body"):
         types = [env_types[v] for v in inner.inputs]
-        kernels.append(cpu_kernel(inner, types, prefer))
+        kernels.append(cpu_kernel(inner, types, prefer, exact))
         for value, t in zip(inner.outputs, infer_types(inner, types)):
             env_types[value] = t
 
     def run(n, *args):
         env = {f"${i}": a for i, a in enumerate(args)}
         for inner, k in zip(n.attr("body"), kernels):
-            env[inner.outputs[0]] = k(*[env[v] for v in inner.inputs])
+            env[inner.outputs[0]] = contiguous(k(*[env[v] for v in inner.inputs]))
         return env[n.attr("body")[-1].outputs[0]]
     impl = "llvm" if any(k.impl == "llvm" for k in kernels) else "numpy"
     return CpuKernel(node.op, impl, run, node)
@@ -85,15 +91,26 @@ def _llvm_can_hold(in_types) -> bool:
     return all(t is None or (t.size > 0 and t.dtype not in ML_DTYPES) for t in in_types)
 
 
-def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llvm") -> CpuKernel:
-    """The kernel that runs `node` on the CPU (LLVM where available and `prefer`red)."""
+def _is_float(in_types) -> bool:
+    return any(t is not None and t.dtype.startswith("float") for t in in_types)
+
+
+def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llvm",
+               exact: bool = False) -> CpuKernel:
+    """The kernel that runs `node` on the CPU (LLVM where available and `prefer`red).
+
+    ``exact``: the node is in an int8 graph: a float node takes an LLVM kernel only if
+    the op table marks it ``llvm_exact``, else its float reference."""
     if node.op == "fused_elementwise":
-        return _fused_elementwise(node, in_types, prefer)
+        return _fused_elementwise(node, in_types, prefer, exact)
     d = opdef(node.op, node.name)
+    reference_only = exact and _is_float(in_types) and d.reference is not None
     if prefer == "llvm" and d.llvm is not None and llvm_available() and \
-            _llvm_can_hold(in_types):
+            _llvm_can_hold(in_types) and (d.llvm_exact or not reference_only):
         if d.llvm_when(node, [t for t in in_types if t is not None] or [None]):
             return CpuKernel(node.op, "llvm", _tuned(d.llvm, node, in_types), node)
+    if reference_only:
+        return CpuKernel(node.op, "numpy", d.reference, node)
     if d.cpu_kernel is None:
         runnable = sorted(n for n, o in REGISTRY.ops.items() if o.cpu_kernel is not None)
         raise GraphError(f"op of node {node.name!r} must be one the CPU fallback runs "

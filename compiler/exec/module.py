@@ -106,8 +106,13 @@ def _macs(graph: Graph, node: Node) -> int:
 
 
 def _cpu_step(graph: Graph, node: Node, reason: str) -> Step:
+    """A CPU step; in an int8 graph its float kernels must equal the float reference
+    (``info["exact"]``, compiler/exec/cpu_ops.py)."""
+    info = {"macs": _macs(graph, node)}
+    if graph.meta.get("quant_exponents"):
+        info["exact"] = True
     return Step(node.name, node.op, "cpu", node.inputs, node.outputs, reason, node=node,
-                info={"macs": _macs(graph, node)})
+                info=info)
 
 
 def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Module:

@@ -76,7 +76,8 @@ class Binding:
                      _const_type(self.module.consts.get(v)) for v in step.inputs if v]
             from ..tune.apply import Recorded
             with Recorded(self.module.stats.get("tuning", {}).get("used", {})):
-                self.kernels[step.name] = cpu_kernel(step.node, types)
+                self.kernels[step.name] = cpu_kernel(step.node, types,
+                                                     exact=step.info.get("exact", False))
         return self.kernels[step.name]
 
     def release(self) -> None:
@@ -150,7 +151,7 @@ def run_bound(binding: Binding, feeds, progress=None, keep: bool = False):
                     values.get(v)
         else:
             out = binding.kernel(step)(*[values.get(v) for v in step.inputs if v])
-            values.host[step.outputs[0]] = out
+            values.host[step.outputs[0]] = out     # C-contiguous (CpuKernel)
             record = StepRecord(step.name, step.op, f"cpu/{binding.kernel(step).impl}",
                                 step.info.get("macs", 0))
         record.seconds = time.perf_counter() - t0

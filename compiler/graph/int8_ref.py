@@ -5,7 +5,10 @@ kernel (kernels_int.py: int8 x int8 products accumulated exactly and wrapped to 
 wrapping adds, arithmetic shifts, clips, narrowing casts). Those kernels share no code with
 the float interpreter, so the accelerator's results (and the compiler's rewrites) can be
 checked against them bit for bit. Float ops between `dequantize` / `quantize` nodes, and
-ONNX's own integer tensors (shapes, indices), run the float reference.
+ONNX's own integer tensors (shapes, indices), run the float reference; so do the compiled
+module's CPU steps there, unless an op's LLVM kernel equals its reference exactly
+(compiler/exec/cpu_ops.py), so end to end a module's run equals this reference bit for bit,
+its float values included.
 """
 from __future__ import annotations
 
@@ -51,9 +54,8 @@ def int8_step_mismatches(graph: Graph, values: dict) -> list[str]:
     """Integer values of a run (`values`: every value, e.g. `module.run(x, keep=True)`)
     that differ from the int8 reference applied to that run's own inputs of the node.
 
-    End to end, a float op run on the CPU (e.g. an LLVM softmax) may differ from the float
-    reference in the last bit and flip a later quantisation; node by node, every integer
-    result must still be exact."""
+    Where a run differs end to end, this tells a wrong integer kernel (listed here) from a
+    difference carried in from an earlier node (not listed)."""
     bad = []
     env = {**graph.constants, **values}
     for node in graph.nodes:

@@ -26,11 +26,19 @@ def reference_kernel(node: Node) -> Callable:
     return kernel
 
 
+def contiguous(array) -> np.ndarray:
+    """`array` as a C-contiguous ndarray (0-d stays 0-d). Every interpreter stores its
+    values so: numpy's reductions sum in an order that depends on the strides, and an
+    int8 graph's float values must not depend on which interpreter made them."""
+    array = np.asarray(array)
+    return array if array.flags.c_contiguous else np.ascontiguousarray(array)
+
+
 def run_body(node: Node, args, kernel_for: Callable[[Node], Callable]) -> np.ndarray:
     """Evaluate a fused_elementwise body with the kernels `kernel_for(inner node)`."""
     env = {f"${i}": a for i, a in enumerate(args)}
     for inner in node.attr("body"):
-        env[inner.outputs[0]] = np.asarray(
+        env[inner.outputs[0]] = contiguous(
             kernel_for(inner)(inner, *[env[v] for v in inner.inputs]))
     return env[node.attr("body")[-1].outputs[0]]
 
@@ -52,7 +60,7 @@ def check_feeds(graph: Graph, feeds) -> dict[str, np.ndarray]:
         if tuple(array.shape) != want.shape or str(array.dtype) != want.dtype:
             raise GraphError(f"input {value!r} must be {want}, "
                              f"not {array.dtype}[{'x'.join(map(str, array.shape))}]")
-        checked[value] = array
+        checked[value] = contiguous(array)
     return checked
 
 
@@ -77,7 +85,7 @@ def execute(graph: Graph, feeds, kernel_for: Callable[[Node], Callable] | Mappin
         while args and args[-1] is None:
             args.pop()
         result = kernel(node, *args)
-        env[node.outputs[0]] = np.asarray(result)
+        env[node.outputs[0]] = contiguous(result)
         if not keep_all:
             for v in node.inputs:
                 if last_use.get(v) == i and v not in keep and v not in graph.constants:

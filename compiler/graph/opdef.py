@@ -7,6 +7,9 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     cpu          (node, *arrays) -> array      CPU fallback kernel (numpy); None: reference
     llvm         (node, *arrays, knobs=None)   LLVM CPU kernel (compiler/cpu), preferred
     llvm_when    (node, input types) -> bool   where the LLVM kernel applies
+    llvm_exact   the LLVM kernel returns the float reference's values exactly (IEEE
+                 elementwise arithmetic, comparisons, data movement, integers); the float
+                 ops of an int8 graph use it, the others run their reference there
     int8         (node, *arrays) -> array      exact integer kernel of the int8 reference
     int8_always  the int8 reference uses `int8` whatever the operand dtype
     quant        the quantisation rule (QUANT_RULES)
@@ -87,6 +90,7 @@ class OpDef:
     cpu: Callable | None = None
     llvm: Callable | None = None
     llvm_when: Callable | None = None
+    llvm_exact: bool = False
     int8: Callable | None = None
     int8_always: bool = False
     quant: str = "float"

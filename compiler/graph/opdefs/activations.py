@@ -44,6 +44,9 @@ def _f(fn):
 
 # op: (ONNX op, schema versions, kernel, LLVM unary op). compiler/cpu's exp and tanh are
 # not used: exp flushes float32 denormals, tanh loses relative accuracy near 0.
+# EXACT_LLVM: the LLVM unary ops that equal numpy's bit for bit (IEEE-rounded or exact);
+# the polynomial exp behind sigmoid and llvm.log differ from numpy's by a few ulp.
+EXACT_LLVM = frozenset({"sqrt", "neg", "abs"})
 UNARY = {
     "sigmoid": ("Sigmoid", (13,), lambda n, x: _sigmoid(x), "sigmoid"),
     "tanh": ("Tanh", (13,), _f(np.tanh), None),
@@ -110,17 +113,18 @@ def _isinf(n, x):
 
 register(
     OpDef("relu", same_type, reference=lambda n, x: np.maximum(x, np.zeros((), x.dtype)),
-          llvm=L.unary("relu"), llvm_when=L.float_only, quant="clip", elementwise=True,
-          clip_bounds=lambda n: (0.0, None)),
+          llvm=L.unary("relu"), llvm_when=L.float_only, llvm_exact=True, quant="clip",
+          elementwise=True, clip_bounds=lambda n: (0.0, None)),
     OpDef("clip", same_type, reference=ref_clip, cpu=N.clip, llvm=L.clip,
-          llvm_when=L.when_clip, int8=I.clip, quant="clip", elementwise=True,
+          llvm_when=L.when_clip, llvm_exact=True, int8=I.clip, quant="clip", elementwise=True,
           clip_bounds=lambda n: (n.attr("lo"), n.attr("hi")), epilogue="clip",
           doc="clip to [lo, hi] (attributes; None: unbounded)"),
     OpDef("is_nan", to_bool, reference=lambda n, x: np.isnan(x)),
     OpDef("is_inf", to_bool, reference=_isinf),
     OpDef("not", to_bool, reference=lambda n, x: np.logical_not(x)),
     *[OpDef(op, same_type, reference=kernel, elementwise=True,
-            llvm=L.unary(llvm) if llvm else None, llvm_when=L.float_only if llvm else None)
+            llvm=L.unary(llvm) if llvm else None, llvm_when=L.float_only if llvm else None,
+            llvm_exact=llvm in EXACT_LLVM)
       for op, (_, _, kernel, llvm) in UNARY.items()],
     *[OpDef(op, same_type, reference=_with_attrs(fn, defaults), elementwise=True)
       for op, (_, _, defaults, fn) in WITH_ALPHA.items()],

@@ -83,6 +83,6 @@ register(
           ("accel_conv2d", N.qconv2d, macs_conv, T.accel_conv2d, {}),
           ("accel_dense", N.qdense, macs_dense, T.accel_dense, {}),
           ("qconv2d", N.qconv2d, macs_conv, T.qconv2d,
-           dict(llvm=L.qconv, llvm_when=L.when_qconv)),
+           dict(llvm=L.qconv, llvm_when=L.when_qconv, llvm_exact=True)),
           ("qdense", N.qdense, macs_dense, None, {}))],
 )

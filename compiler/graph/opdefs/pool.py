@@ -77,8 +77,8 @@ def ref_pool_nd(node, x):
 
 register(
     OpDef("max_pool", infer_pool, reference=ref_max_pool, cpu=N.max_pool, llvm=L.pool,
-          llvm_when=L.when_max_pool, int8=I.max_pool, quant="int8", keeps_range=True,
-          tune=T.max_pool,
+          llvm_when=L.when_max_pool, llvm_exact=True, int8=I.max_pool, quant="int8",
+          keeps_range=True, tune=T.max_pool,
           doc="2-D max pooling; pads (top, left, bottom, right); ceil_mode, dilations"),
     OpDef("avg_pool", infer_pool, reference=ref_avg_pool, cpu=N.avg_pool, llvm=L.pool,
           llvm_when=L.when_avg_pool, tune=T.avg_pool,

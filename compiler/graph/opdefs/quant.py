@@ -127,12 +127,12 @@ def ref_qlinear_matmul(node, a, b):
 
 register(
     OpDef("quantize", infer_quantize, reference=ref_quantize, cpu=cpu_quantize,
-          llvm=L.quantize, llvm_when=L.when_quantize, int8=I.quantize, int8_always=True,
-          elementwise=True, qdq="quantize",
+          llvm=L.quantize, llvm_when=L.when_quantize, llvm_exact=True, int8=I.quantize,
+          int8_always=True, elementwise=True, qdq="quantize",
           doc="saturate(round_half_even(x / scale) + zero_point)"),
     OpDef("dequantize", infer_dequantize, reference=ref_dequantize, cpu=cpu_dequantize,
-          llvm=L.dequantize, llvm_when=L.when_dequantize, int8=I.dequantize,
-          int8_always=True, elementwise=True, qdq="dequantize",
+          llvm=L.dequantize, llvm_when=L.when_dequantize, llvm_exact=True,
+          int8=I.dequantize, int8_always=True, elementwise=True, qdq="dequantize",
           doc="(x - zero_point) * scale"),
     OpDef("qlinear_conv", infer_qlinear_conv, reference=ref_qlinear_conv,
           doc="onnxruntime's QLinearConv (lowered to dequantize, conv2d, quantize)"),
