@@ -45,6 +45,11 @@ def _kernel_for(node: Node) -> Callable:
     return _dispatch
 
 
+def run_node(node: Node, *args) -> np.ndarray:
+    """One node evaluated as the int8 reference evaluates it (e.g. to tabulate an island)."""
+    return np.asarray(_dispatch(node, *args))
+
+
 def run_int8(graph: Graph, feeds, keep_all: bool = False) -> dict[str, np.ndarray]:
     """Evaluate a quantised graph (plain, packed or fused) with exact integer arithmetic."""
     return execute(graph, feeds, _kernel_for, keep_all)

@@ -18,6 +18,8 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
                  selection; a pad's constant is taken to lie in the input's range):
                  max |y| <= max |x| and a non-negative input stays non-negative
                  (calibration range propagation, passes/strip_qdq)
+    moves_data   every output element is an element of the first input (reshape,
+                 transpose, slice, gather, ...): commutes with any elementwise function
     clip_bounds  (node) -> (lo, hi) the op clips to, None unbounded (ops of quant "clip")
     macs         (node, input types, output type) -> multiply-accumulates (GEMM-like ops)
     gemm         `Gemm`: an int8 GEMM the accelerator runs, and the ops it fuses into
@@ -54,6 +56,8 @@ QUANT_RULES = {
     "int8": "runs on an int8 value unchanged; the output keeps the input's scale",
     "clip": "relu / clip: an int8 clip at the input's scale",
     "float": "runs in float between dequantize / quantize (ONNX semantics)",
+    "lookup": "an elementwise float island over one int8 value, tabulated at compile time "
+              "over the 256 int8 values by the island's own float reference (exact)",
     "integer": "an integer op of a quantised graph (made by the quantiser or fusion)",
 }
 
@@ -96,6 +100,7 @@ class OpDef:
     quant: str = "float"
     elementwise: bool = False
     keeps_range: bool = False
+    moves_data: bool = False
     clip_bounds: Callable | None = None
     macs: Callable | None = None
     gemm: Gemm | None = None

@@ -61,7 +61,8 @@ register(
           keeps_range=True, doc="pads (begins + ends) with mode constant (value), reflect, "
                                 "edge or wrap"),
     OpDef("gather", infer_gather, reference=ref_gather, int8=ref_gather, quant="int8",
-          keeps_range=True, doc="np.take(data, indices, axis), negative indices wrap once"),
+          keeps_range=True, moves_data=True,
+          doc="np.take(data, indices, axis), negative indices wrap once"),
 )
 
 

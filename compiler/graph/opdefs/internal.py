@@ -1,7 +1,9 @@
 """Operators the compiler makes (never imported from ONNX): pack / unpack (blocked
-layouts), the fused int8 GEMMs accel_conv2d / accel_dense / qconv2d / qdense, and
-fused_elementwise."""
+layouts), the fused int8 GEMMs accel_conv2d / accel_dense / qconv2d / qdense,
+fused_elementwise and lut (an int8 lookup table, passes/tabulate.py)."""
 from __future__ import annotations
+
+import numpy as np
 
 from vtalab.runtime.layout import pack_array, packed_shape, unpack_array
 
@@ -11,7 +13,7 @@ from .. import kernels_llvm as L
 from .. import tune_tasks as T
 from ..ir import Node, TensorType
 from ..opdef import OpDef, register
-from ..shapes import need
+from ..shapes import fail, need
 from .nn import macs_conv, macs_dense
 
 
@@ -63,6 +65,20 @@ def ref_fused(node, *args):
     return run_body(node, args, reference_kernel)
 
 
+def infer_lut(node, types):
+    need(node, types, 2)
+    x, table = types
+    if x.dtype != "int8" or table.dtype != "int8" or table.shape != (256,):
+        raise fail(node, "operands", "int8 values and an int8[256] table",
+                   [str(x), str(table)])
+    return [x]
+
+
+def lookup(node, x, table):
+    """y = table[x + 128] (int8 -> int8)."""
+    return np.take(table, x.astype(np.intp) + 128)
+
+
 def _pack(n, x):
     return pack_array(x, n.attr("blocks"))
 
@@ -77,6 +93,8 @@ register(
     OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
           doc="a chain of elementwise nodes run as one"),
+    OpDef("lut", infer_lut, reference=lookup, int8=lookup, int8_always=True, quant="lookup",
+          elementwise=True, doc="int8 -> int8 through a 256-entry table (y = table[x + 128])"),
     *[OpDef(op, infer_accel, cpu=cpu, int8=I.accel, int8_always=True, quant="integer",
             macs=macs, tune=tune, doc=infer_accel.__doc__.splitlines()[0], **llvm)
       for op, cpu, macs, tune, llvm in (

@@ -98,25 +98,28 @@ def _same(n, x):
 
 
 register(
-    OpDef("identity", same_type, reference=_same, keeps_range=True),
+    OpDef("identity", same_type, reference=_same, keeps_range=True, moves_data=True),
     OpDef("flatten", infer_flatten, reference=ref_flatten, int8=ref_flatten, quant="int8",
-          keeps_range=True, doc="[d0 * .. * d(axis-1), the rest] as 2-D"),
+          keeps_range=True, moves_data=True, doc="[d0 * .. * d(axis-1), the rest] as 2-D"),
     OpDef("reshape", infer_reshape, reference=lambda n, x: x.reshape(n.attr("shape")),
-          int8=lambda n, x: x.reshape(n.attr("shape")), quant="int8", keeps_range=True),
+          int8=lambda n, x: x.reshape(n.attr("shape")), quant="int8", keeps_range=True,
+          moves_data=True),
     OpDef("transpose", infer_transpose,
           reference=lambda n, x: np.ascontiguousarray(x.transpose(n.attr("perm"))),
           int8=lambda n, x: np.ascontiguousarray(x.transpose(n.attr("perm"))),
           llvm=L.transpose, llvm_when=L.always, llvm_exact=True, quant="int8",
-          keeps_range=True),
+          keeps_range=True, moves_data=True),
     OpDef("concat", infer_concat,
           reference=lambda n, *xs: np.concatenate(xs, axis=n.attr("axis"))),
     OpDef("slice", infer_slice, reference=lambda n, x: np.ascontiguousarray(x[_slices(n)]),
           int8=lambda n, x: np.ascontiguousarray(x[_slices(n)]), quant="int8",
-          keeps_range=True, doc="x[start:stop:step, ...] with one python slice per axis"),
+          keeps_range=True, moves_data=True,
+          doc="x[start:stop:step, ...] with one python slice per axis"),
     OpDef("expand", infer_expand, reference=ref_expand, int8=ref_expand, quant="int8",
-          keeps_range=True, doc="broadcast to the shape (numpy rules)"),
+          keeps_range=True, moves_data=True, doc="broadcast to the shape (numpy rules)"),
     OpDef("tile", infer_tile, reference=lambda n, x: np.tile(x, n.attr("repeats")),
-          int8=lambda n, x: np.tile(x, n.attr("repeats")), quant="int8", keeps_range=True),
+          int8=lambda n, x: np.tile(x, n.attr("repeats")), quant="int8", keeps_range=True,
+          moves_data=True),
 )
 
 

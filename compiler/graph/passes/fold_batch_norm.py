@@ -4,7 +4,9 @@
         ==  conv2d(x, W * g/sqrt(var+eps), (b - mean) * g/sqrt(var+eps) + beta)
 
 A batch norm not fed by a foldable convolution becomes mul + add with constant operands.
-An `add` of a per-channel constant after conv2d/dense becomes that node's bias."""
+An `add` of a per-channel constant after conv2d/dense becomes that node's bias, also across
+a reshape that keeps a dense's last axis (what MatMul [..., K] x [K, N] + bias imports as:
+reshape -> dense -> reshape -> add), so the bias joins the int8 GEMM's epilogue."""
 from __future__ import annotations
 
 import numpy as np
@@ -48,6 +50,47 @@ def _bias_of(graph: Graph, rw: Rewriter, add: Node, value: str, channels: int, r
     return array.reshape(-1).astype(np.float64)
 
 
+def _bias_after_reshape(graph: Graph, rw: Rewriter, dense: Node, reshape: Node):
+    """(add node, bias) where `reshape` keeps the dense's last axis and a constant of that
+    axis' size is added to it (broadcast over the other axes only)."""
+    n = graph.types[dense.outputs[0]].shape[-1]
+    out = graph.types[reshape.outputs[0]]
+    add = single_consumer(graph, reshape.outputs[0])
+    if dense.op != "dense" or reshape.op != "reshape" or out.shape[-1] != n or \
+            add is None or add.op != "add":
+        return None
+    other = add.inputs[1] if add.inputs[0] == reshape.outputs[0] else add.inputs[0]
+    array = rw.constant_value(other)
+    if array is None or array.size != n or array.ndim > out.rank or \
+            array.shape[-1] != n or graph.types[add.outputs[0]] != out:
+        return None
+    return add, array.reshape(-1).astype(np.float64)
+
+
+def _fold_bias_after_reshape(graph: Graph, rw: Rewriter, dense: Node, reshape: Node):
+    """dense(x, w, b) -> reshape -> add(bias) == dense(x, w, b + bias) -> reshape; returns
+    the add node (now dropped) or None."""
+    found = _bias_after_reshape(graph, rw, dense, reshape)
+    if found is None:
+        return None
+    add, bias = found
+    w = rw.constant_value(dense.inputs[1])
+    b = rw.constant_value(dense.inputs[2]).astype(np.float64) \
+        if len(dense.inputs) > 2 and dense.inputs[2] else np.zeros(w.shape[0])
+    bc = rw.const((b + bias).astype(np.float32), hint=f"{dense.name}_b")
+    rw.emit_node("dense", [rw.value(dense.inputs[0]), rw.value(dense.inputs[1]), bc],
+                 dict(dense.attrs), dense.name, dense.outputs)
+    rw.alias(add.outputs[0], reshape.outputs[0])
+    ranges = rw.b.meta.get("activation_ranges")
+    if ranges:   # QDQ ranges: the reshape's value is now the add's
+        moved = {k: v for k, v in ranges.items() if k not in (dense.outputs[0],
+                                                               reshape.outputs[0])}
+        if add.outputs[0] in ranges:
+            moved[reshape.outputs[0]] = ranges[add.outputs[0]]
+        rw.b.meta["activation_ranges"] = moved
+    return add
+
+
 def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
     rw = Rewriter(graph)
     skip = set()
@@ -55,6 +98,11 @@ def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
         if node.name in skip:
             continue
         user = _foldable_conv(graph, rw, node)
+        if user is not None and user.op == "reshape":
+            add = _fold_bias_after_reshape(graph, rw, node, user)
+            if add is not None:
+                skip.add(add.name)
+                continue
         if user is not None:
             w = rw.constant_value(node.inputs[1]).astype(np.float64)
             b = rw.constant_value(node.inputs[2]).astype(np.float64) \

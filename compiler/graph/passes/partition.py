@@ -81,6 +81,9 @@ def _residual_chain(graph: Graph, value: str) -> list[Node]:
 def _cpu_reason(graph: Graph, node: Node) -> str:
     if op_of(node).qdq:
         return "float32 <-> int8 conversion runs on the CPU"
+    if node.op == "lut":
+        return (f"int8 lookup table of {'/'.join(node.attr('function')) or 'a requantisation'}"
+                f": the ALU has no table lookup")
     dtypes = {graph.types[v].dtype for v in node.inputs if v}
     if "float32" in dtypes:
         return f"float32 {node.op}: not quantised"
