@@ -1,4 +1,5 @@
-"""Lowering of one `accel_conv2d` / `accel_dense` node to an accelerator kernel.
+"""Lowering of one `accel_conv2d` / `accel_dense` node to an accelerator kernel (and of
+`accel_alu`: lower_alu.py).
 
     plan = lower_accel(graph, node, cfg)     # AccelPlan, or raises Unsupported (-> CPU)
 
@@ -203,6 +204,9 @@ def _first_that_builds(cfg, name, candidates, declare):
 
 
 def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
+    if node.op == "accel_alu":
+        from .lower_alu import lower_alu
+        return lower_alu(graph, node, cfg)
     out_type = graph.types[node.outputs[0]]
     blocks = out_type.shape[1]
     ep, consts = epilogue_of(graph, node, blocks, cfg)

@@ -27,6 +27,8 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     epilogue     the step of a GEMM's requantisation epilogue the op performs in the
                  accumulator (EPILOGUE_STEPS; passes/partition and fuse), "" for none
     qdq          "quantize" / "dequantize": a float <-> integer conversion (strip_qdq)
+    accel_op     the op a node becomes when packed for the accelerator (pack_layout), if
+                 another (alu -> accel_alu)
     tune         (node, input types, graph, cfg) -> tune.Task or None: the tuning task of
                  the op's tunable kernel (compiler/tune/extract.py, cpu_tasks_of)
 
@@ -56,6 +58,9 @@ QUANT_RULES = {
     "int8": "runs on an int8 value unchanged; the output keeps the input's scale",
     "clip": "relu / clip: an int8 clip at the input's scale",
     "float": "runs in float between dequantize / quantize (ONNX semantics)",
+    "alu": "an elementwise float island over int8 values that integer arithmetic computes "
+           "exactly (aligning shifts, one add / max / min / mul, round half to even by "
+           "shifts, clip): the accelerator's ALU runs it (opdefs/alu.py)",
     "lookup": "an elementwise float island over one int8 value, tabulated at compile time "
               "over the 256 int8 values by the island's own float reference (exact)",
     "integer": "an integer op of a quantised graph (made by the quantiser or fusion)",
@@ -106,6 +111,7 @@ class OpDef:
     gemm: Gemm | None = None
     epilogue: str = ""
     qdq: str = ""
+    accel_op: str = ""
     tune: Callable | None = None
     doc: str = ""
 

@@ -61,7 +61,7 @@ def divisors(n: int, limit: int | None = None) -> list[int]:
 
 
 def place_acc_stages(s, out, at, acc, stages, operands, cfg=None) -> None:
-    """Put the accumulator and its epilogue stages at loop ``at`` of ``out``.
+    """Put the accumulator (None: none) and its epilogue stages at loop ``at`` of ``out``.
 
     ``operands`` are (placeholder, reading stage) pairs loaded into the acc buffer there
     (a bias, a residual), or (placeholder, reading stage, scope) for the inp / wgt
@@ -72,7 +72,7 @@ def place_acc_stages(s, out, at, acc, stages, operands, cfg=None) -> None:
         buf = s.cache_read(placeholder, scope[0] if scope else "acc", [reader])
         s[buf].compute_at(s[out], at)
         s[buf].pragma(s[buf].op.axes[0], "dma_copy")
-    for t in [acc] + stages:
+    for t in ([acc] if acc is not None else []) + stages:
         s[t].set_scope("acc")
         s[t].compute_at(s[out], at)
     for t in stages:

@@ -84,7 +84,8 @@ class _Packer:
                 rank = self.graph.types[node.outputs[0]].rank
                 attrs["amount"] = pack_channel_vector(node.attr("amount"), rank,
                                                       cfg.block_out)
-        out = self.rw.emit_node(node.op, inputs, attrs, node.name, node.outputs)[0]
+        op = op_of(node).accel_op or node.op               # its packed form, if another op
+        out = self.rw.emit_node(op, inputs, attrs, node.name, node.outputs)[0]
         self.packed[node.outputs[0]] = (out, (cfg.batch, cfg.block_out))
 
     def run(self) -> Graph:

@@ -6,7 +6,9 @@ Accelerator-eligible (VTA's GEMM core + ALU), as the op table (opdef.py) declare
   block by the layout pass, so any channel count fits;
 - the requantisation epilogue of such a GEMM while its value stays in the accumulator
   (single consumer): the ops with an `epilogue` step (bias or residual add, arithmetic
-  shift, clip, narrowing cast) and the cast / shift that load and align a residual.
+  shift, clip, narrowing cast) and the cast / shift that load and align a residual;
+- int8 elementwise ops of quant rule "alu" (passes/alu_islands.py) where block_in ==
+  block_out.
 Everything else runs on the CPU. Each node gets `attrs["target"]` ("accel" / "cpu") and
 `graph.meta["partition"]` lists a `Placement` with the reason for every node."""
 from __future__ import annotations
@@ -78,10 +80,20 @@ def _residual_chain(graph: Graph, value: str) -> list[Node]:
     return []
 
 
+def _alu_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
+    cfg, what = ctx.config, node.attr("function", "alu")
+    if cfg.block_in != cfg.block_out:
+        return "cpu", (f"int8 {what}: the ALU loads operands through identity weights, which "
+                       f"need block_in == block_out ({cfg.block_in} != {cfg.block_out})")
+    if graph.types[node.outputs[0]].rank < 2:
+        return "cpu", f"int8 {what} of a rank-1 tensor: no packed layout for the accelerator"
+    return "accel", f"int8 {what} on the ALU (the float op's exact integer form)"
+
+
 def _cpu_reason(graph: Graph, node: Node) -> str:
     if op_of(node).qdq:
         return "float32 <-> int8 conversion runs on the CPU"
-    if node.op == "lut":
+    if op_of(node).quant == "lookup":
         return (f"int8 lookup table of {'/'.join(node.attr('function')) or 'a requantisation'}"
                 f": the ALU has no table lookup")
     dtypes = {graph.types[v].dtype for v in node.inputs if v}
@@ -112,6 +124,9 @@ def partition(graph: Graph, ctx: PassContext) -> Graph:
     place: dict[str, tuple[str, str]] = {}
     anchor_of: dict[str, str] = {}  # accel value -> the GEMM node whose accumulator holds it
     for node in graph.nodes:
+        if op_of(node).quant == "alu":
+            place[node.name] = _alu_reason(graph, node, ctx)
+            continue
         if op_of(node).gemm is not None:
             place[node.name] = _gemm_reason(graph, node, ctx)
             if place[node.name][0] == "accel":

@@ -1,7 +1,7 @@
 """The graph-level pipeline: ONE ordered list of passes, each `fn(graph, ctx) -> graph`.
 
-    ONNX -> graph IR -> canonicalise -> int8 quantisation -> lookup tables -> partition
-         -> layout packing -> fusion -> static memory planning
+    ONNX -> graph IR -> canonicalise -> int8 quantisation -> exact int8 islands (ALU ops,
+         lookup tables) -> partition -> layout packing -> fusion -> static memory planning
 
 The verifier runs after every pass (on by default)."""
 from __future__ import annotations
@@ -25,6 +25,7 @@ from .plan_memory import plan_memory
 from .quantize import quantize
 from .rewrite import PassContext
 from .strip_qdq import strip_qdq
+from .alu_islands import alu_islands
 from .tabulate import tabulate
 
 PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
@@ -36,7 +37,8 @@ PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     ("dead_code", eliminate_dead_code),
     # int8 and the accelerator
     ("quantize", quantize),                  # power-of-two int8, requant = add/shift/clip
-    ("tabulate", tabulate),                  # elementwise float islands -> int8 tables
+    ("alu_islands", alu_islands),            # float islands the ALU computes exactly -> alu
+    ("tabulate", tabulate),                  # other one-int8-value islands -> int8 tables
     ("partition", partition),                # accel vs cpu, with reasons
     ("pack_layout", pack_layout),            # NCHW{n}n{c}c regions, packed weights
     ("fuse", fuse),                          # GEMM + epilogue -> accel_conv2d/accel_dense

@@ -3,9 +3,10 @@
 ``inplace_acc`` first makes an acc stage that only transforms another acc stage reuse its
 storage; ``match_alu`` then turns ``acc[i] = f(acc[i], ...)`` into a sequence of ALU
 operations: add, sub (of an immediate), mul, min, max, shifts (``>>``, ``<<``), hence clip
-and relu, each with an immediate or another acc entry as operand. A chain that ends in a
-requantisation (optional add of an acc operand, optional shift by an immediate, clip to
-int8 bounds) becomes one SAT micro-op (``fuse_sat``).
+and relu, each with an immediate or another acc entry as operand. A chain whose root is
+another acc stage that stays live (``inplace_acc`` could not reuse its storage) starts with a
+MOV of that entry. A chain that ends in a requantisation (optional add of an acc operand,
+optional shift by an immediate, clip to int8 bounds) becomes one SAT micro-op (``fuse_sat``).
 """
 from __future__ import annotations
 
@@ -146,9 +147,9 @@ def fuse_sat(ops: list, cfg: Config) -> list:
 
 
 def _chain(e, store: Store, cfg: Config) -> list:
-    if isinstance(e, Load) and e.buffer == store.buffer and \
+    if isinstance(e, Load) and e.buffer.scope == "acc" and \
             all(same(a, b) for a, b in zip(e.indices, store.indices)):
-        return []
+        return [] if e.buffer == store.buffer else [("mov", e)]
     if not isinstance(e, Binary):
         raise LoweringError(f"ALU statement must be a chain of add/sub/mul/min/max/shift on "
                             f"{store.buffer.name}[...], not {e!r}")
@@ -179,7 +180,7 @@ def _operation(op: str, operand, cfg: Config):
                                 f"(the ALU's signed immediate), not {v}")
         return op, v
     if isinstance(operand, Load) and operand.buffer.scope == "acc":
-        if op not in ("add", "mul", "min", "max", "shr"):
+        if op not in ("add", "mul", "min", "max", "shr", "mov"):
             raise LoweringError(f"ALU operation with an acc operand must be add, mul, min, max "
                                 f"or shr, not {op}")
         return op, operand
