@@ -6,9 +6,12 @@ elementwise op is one loop over them. Per tile of entries:
     load j   acc_j = source_i x (scale_j * identity)   one GEMM micro-op per entry: loads the
                                                        int8 tile from the inp buffer into the
                                                        accumulator, aligned (scale = +-2**k)
-    combine  acc_0 = acc_0 op acc_1                    ADD / MAX / MIN / MUL
-    round    t = n >> s ; u = -((t >> 1) << 1)         round half to even of n / 2**s:
-             y = (n + (t + u) + 2**(s-1) - 1) >> s     (n + 2**(s-1) - 1 + (t & 1)) >> s
+    combine  n = acc_0 op acc_1                        ADD / MAX / MIN / MUL
+    round    m = -n, from the loads negated            round half to even of n / 2**s is
+             t = n >> s                                (n + 2**(s-1) - 1 + (t & 1)) >> s;
+             v = ((m + 2**(s+1) - 1) >> (s+1)) << 1    t & 1 = t + v (v = -2 floor(t / 2)),
+             y = (n + (t + v) + 2**(s-1) - 1) >> s     shifts and adds only (MUL may be
+                                                       narrower than the accumulator)
     clip     y = clip(y, lo, hi), narrowed to int8     (the matcher folds it into SAT)
 
 The identity loads need block_in == block_out. The same numbers as the node's int8 kernel.
@@ -27,8 +30,9 @@ from ..errors import CompileError
 from ..topi.common import divisors, place_acc_stages
 
 COMBINE = {"add": lambda a, b: a + b, "max": te.max, "min": te.min, "mul": lambda a, b: a * b}
+NEGATED = {"add": "add", "max": "min", "min": "max", "mul": "mul", "": ""}
 MAX_SCALE_BITS = 6          # +-2**6 fits an int8 identity weight
-EXTRA_ACC_TILES = 4         # the rounding stages' tiles (t, u, t + u, the result)
+ROUND_ACC_TILES = 3         # the rounding stages' tiles besides the negated loads
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,20 @@ class AluSpec:
     shift: int
     lo: int
     hi: int
+
+    def negated(self) -> "AluSpec":
+        """The spec of -n: -(a + b) = -a + -b, -max(a, b) = min(-a, -b), -(a b) = (-a) b."""
+        first = len(self.loads) if self.combine != "mul" else 1
+        loads = tuple((i, -s if j < first else s) for j, (i, s) in enumerate(self.loads))
+        return AluSpec(self.sources, loads, NEGATED[self.combine], 0, self.lo, self.hi)
+
+    @property
+    def rounding(self) -> bool:
+        return self.shift > 0
+
+    def all_loads(self) -> tuple:
+        """The loads of n, then those of -n where the result is rounded."""
+        return self.loads + (self.negated().loads if self.rounding else ())
 
     @classmethod
     def of(cls, node, sources: int) -> "AluSpec":
@@ -52,25 +70,39 @@ def check_spec(cfg: Config, spec: AluSpec) -> None:
     if cfg.block_in != cfg.block_out:
         raise CompileError(f"block_in must equal block_out for the ALU's identity loads, not "
                            f"{cfg.block_in} and {cfg.block_out}")
+    if spec.combine == "mul" and cfg.mul_bits < 8:
+        raise CompileError(f"the ALU's MUL operands (mul_bits {cfg.mul_bits}) must hold int8 "
+                           f"values")
     for _, scale in spec.loads:
         if abs(scale) > 1 << MAX_SCALE_BITS or abs(scale) & (abs(scale) - 1):
             raise CompileError(f"load scale must be +-2**k with k <= {MAX_SCALE_BITS} (an int8 "
                                f"identity weight), not {scale}")
     low, high = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
-    if not low <= -spec.shift and spec.shift + 1 <= high:
-        raise CompileError(f"shift must be in {-high - 1}..{high - 1} (the ALU's shift field, "
-                           f"one more for rounding), not {spec.shift}")
+    top = min(high - 1, imm_range()[1].bit_length() - 1)
+    if not (low <= -spec.shift and spec.shift <= top):
+        raise CompileError(f"shift must be in {low}..{top} (the ALU's shift field and "
+                           f"immediate, one more bit for rounding), not {spec.shift}")
     if not imm_range()[0] <= spec.lo <= spec.hi <= imm_range()[1]:
         raise CompileError(f"clip bounds must be ALU immediates, not {spec.lo}..{spec.hi}")
 
 
-def _round_shift(n, shape, s: int):
-    """Stages of round half to even of n / 2**s (s >= 1): the last one is not clipped."""
+def _round_shift(n, m, shape, s: int):
+    """Stages of round half to even of n / 2**s (s >= 1, m = -n): the result, unclipped."""
     t = te.compute(shape, lambda *i: n(*i) >> s, "round_t")
-    u = te.compute(shape, lambda *i: ((t(*i) >> 1) << 1) * -1, "round_u")
-    odd = te.compute(shape, lambda *i: t(*i) + u(*i), "round_odd")
+    v = te.compute(shape, lambda *i: ((m(*i) + ((1 << (s + 1)) - 1)) >> (s + 1)) << 1,
+                   "round_v")
+    odd = te.compute(shape, lambda *i: t(*i) + v(*i), "round_odd")
     half = (1 << (s - 1)) - 1
-    return [t, u, odd], lambda *i: ((n(*i) + odd(*i)) + half) >> s
+    return [t, v, odd], lambda *i: ((n(*i) + odd(*i)) + half) >> s
+
+
+def _combined(shape, loads, combine: str, name: str):
+    """(stages, value) of the loads folded by `combine`."""
+    if not combine:
+        return [], loads[0]
+    fn, a, b = COMBINE[combine], loads[0], loads[1]
+    value = te.compute(shape, lambda *i: fn(a(*i), b(*i)), name)
+    return [value], value
 
 
 def _identity_load(shape, src, eye, name):
@@ -86,21 +118,19 @@ def declare_alu(cfg: Config, entries: int, spec: AluSpec):
     shape = (entries, B, BO)
     sources = [te.placeholder((entries, B, BI), "int8", f"x{i}") for i in range(spec.sources)]
     eyes, loads, operands = [], [], []
-    for j, (i, _) in enumerate(spec.loads):
+    for j, (i, _) in enumerate(spec.all_loads()):
         eye = te.placeholder((1, 1, BO, BI), "int8", f"eye{j}")
         load = _identity_load(shape, sources[i], eye, f"load{j}")
         eyes.append(eye)
         loads.append(load)
         operands += [(sources[i], load, "inp"), (eye, load, "wgt")]
-    stages = list(loads)
-    n = loads[0]
-    if spec.combine:
-        fn, a, b = COMBINE[spec.combine], loads[0], loads[1]
-        n = te.compute(shape, lambda *i: fn(a(*i), b(*i)), "combine")
-        stages.append(n)
-    if spec.shift > 0:
-        rounding, value = _round_shift(n, shape, spec.shift)
-        stages += rounding
+    count = len(spec.loads)
+    stages, n = _combined(shape, loads[:count], spec.combine, "combine")
+    stages = loads + stages
+    if spec.rounding:
+        negated, m = _combined(shape, loads[count:], NEGATED[spec.combine], "negated")
+        rounding, value = _round_shift(n, m, shape, spec.shift)
+        stages += negated + rounding
     elif spec.shift < 0:
         value = lambda *i: n(*i) << -spec.shift  # noqa: E731
     else:
@@ -126,13 +156,13 @@ def schedule_alu(cfg: Config, entries: int, spec: AluSpec, tile: int, vthreads: 
 
 def tilings(cfg: Config, entries: int, spec: AluSpec) -> list[tuple[int, int]]:
     """(tile, virtual threads) that fit the SRAMs, biggest tiles first."""
-    acc_tiles = len(spec.loads) + bool(spec.combine) + EXTRA_ACC_TILES
+    loads = len(spec.all_loads())
+    acc_tiles = loads + 2 * bool(spec.combine) + ROUND_ACC_TILES * spec.rounding + 1
     found = []
     for vt in (2, 1):
         for tile in divisors(entries):
             if (entries // tile) % vt or vt * acc_tiles * tile > cfg.depth("acc") or \
-                    vt * len(spec.loads) * tile > cfg.depth("inp") or \
-                    vt * len(spec.loads) > cfg.depth("wgt"):
+                    vt * loads * tile > cfg.depth("inp") or vt * loads > cfg.depth("wgt"):
                 continue
             found.append((tile, vt))
     return sorted(found, key=lambda p: (-p[0], -p[1]))
@@ -142,4 +172,4 @@ def eye_weights(cfg: Config, spec: AluSpec) -> list[np.ndarray]:
     """The (1, 1, block_out, block_in) int8 weights scale_j * identity of the loads."""
     eye = np.eye(cfg.block_out, cfg.block_in, dtype=np.int64)
     return [(eye * scale).astype(np.int8).reshape(1, 1, cfg.block_out, cfg.block_in)
-            for _, scale in spec.loads]
+            for _, scale in spec.all_loads()]
