@@ -16,7 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .rtl.build import cache_root
+from vtalab.util import cache_dir
+
 from .rtl.toolchain import RtlUnavailable, environment
 
 
@@ -34,7 +35,7 @@ def toolchain() -> dict:
 
 
 def cocotb_cache() -> Path:
-    return cache_root().parent / "cocotb"
+    return cache_dir("cocotb")
 
 
 def build(name: str, component, top: str = "dut", sources=(), platform=None) -> Path:

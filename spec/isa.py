@@ -40,6 +40,13 @@ def imm_range() -> tuple[int, int]:
     return -half, half - 1
 
 
+def shift_range(cfg: "Config") -> tuple[int, int]:
+    """(lowest, highest) shift amount of SHR and SAT: the operand's low ``cfg.shift_bits``
+    bits read as signed (a negative amount shifts left)."""
+    half = 1 << (cfg.shift_bits - 1)
+    return -half, half - 1
+
+
 def wrap_signed(values, bits: int):
     """Integers (numpy int64 arrays or ints) reduced to signed ``bits``-bit two's
     complement, as the accumulator wraps (``bits`` = ``cfg.acc_bits``)."""
@@ -98,7 +105,7 @@ def sat_imm(cfg: "Config", shift: int, relu: bool = False) -> int:
     SAT computes, per element, ``x = dst + acc[src]`` (``use_imm=0``) or ``x = dst``
     (``use_imm=1``), wrapping to acc_bits; then ``x >> shift`` as SHR does; then clips to
     the signed out_bits range, with a lower bound of 0 when the relu flag is set."""
-    lo, hi = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    lo, hi = shift_range(cfg)
     if not lo <= shift <= hi:
         raise IsaError(f"SAT shift must be in {lo}..{hi} (acc_bits {cfg.acc_bits}), "
                        f"not {shift}")

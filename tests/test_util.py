@@ -1,8 +1,11 @@
 """vtalab.util: the host utilities every layer may use."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from vtalab.util import blas_threads, single_threaded_blas
+from vtalab.spec.errors import VtaError
+from vtalab.util import blas_threads, cache_dir, single_threaded_blas
 
 
 def _blas_thread_counts() -> set:
@@ -22,5 +25,18 @@ def test_single_threaded_blas_limits_blas_to_one_thread_and_restores_it():
 
 
 def test_blas_threads_refuses_a_non_positive_count():
-    with pytest.raises(ValueError, match="BLAS threads must be a positive int, not 0"):
+    with pytest.raises(VtaError, match="BLAS threads must be a positive int, not 0"):
         blas_threads(0)
+
+
+def test_every_cache_lives_under_one_root(monkeypatch, tmp_path):
+    from vtalab.compiler.llvm.cache import default_dir
+    from vtalab.dse.area import cache_root as dse_root
+    from vtalab.sim.cocotb_runner import cocotb_cache
+    from vtalab.sim.rtl.build import cache_root as rtl_root
+    monkeypatch.setenv("VTALAB_CACHE", str(tmp_path))
+    assert cache_dir("x", "y") == tmp_path / "x" / "y"
+    assert {p.parent for p in (default_dir(), dse_root(), cocotb_cache(), rtl_root())} == \
+        {tmp_path}
+    monkeypatch.delenv("VTALAB_CACHE")
+    assert cache_dir("llvm") == Path.home() / ".cache" / "vtalab" / "llvm"

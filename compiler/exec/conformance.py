@@ -6,7 +6,7 @@
 The installed `onnx` ships the node tests' generators, not their data:
 `onnx.backend.test.case.node.collect_testcases()` builds each case's model and inputs /
 expected outputs. They are written once in ONNX's standard layout (`<test>/model.onnx`,
-`test_data_set_0/input_*.pb`, `output_*.pb`) under `$VTALAB_CACHE_DIR/onnx-node/<onnx
+`test_data_set_0/input_*.pb`, `output_*.pb`) under `$VTALAB_CACHE/onnx-node/<onnx
 version>/` (default `~/.cache/vtalab`), with a manifest, so later runs only read files.
 
 A case runs the float path twice: the float reference interpreter on the imported graph,
@@ -23,7 +23,6 @@ importer refused the model with a clear VtaError naming op / attribute / dtype);
 from __future__ import annotations
 
 import json
-import os
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from vtalab.spec.errors import VtaError
+from vtalab.util import cache_dir
 
 STATUSES = ("pass", "fail", "unsupported", "crash")
 
@@ -85,8 +85,7 @@ class Result:
 
 def cache_root() -> Path:
     import onnx
-    base = Path(os.environ.get("VTALAB_CACHE_DIR") or Path.home() / ".cache" / "vtalab")
-    return base / "onnx-node" / onnx.__version__
+    return cache_dir("onnx-node", onnx.__version__)
 
 
 def _op_under_test(name: str, model) -> str:

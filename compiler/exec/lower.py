@@ -19,7 +19,7 @@ import numpy as np
 
 from vtalab.runtime.program import Program
 from vtalab.spec import Config
-from vtalab.spec.isa import imm_range
+from vtalab.spec.isa import imm_range, shift_range
 
 from ..errors import CompileError
 from ..graph.ir import Graph, Node
@@ -58,7 +58,7 @@ def _vector(array, blocks: int, cfg: Config) -> np.ndarray:
 
 def _shift_steps(amount, blocks, cfg, prefix, consts) -> tuple:
     """Epilogue steps for a scalar or per-channel shift attribute; vectors go to consts."""
-    lo, hi = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    lo, hi = shift_range(cfg)
     a = np.asarray(0 if amount is None else amount, np.int64)
     if a.size == 1 or np.all(a == a.reshape(-1)[0]):
         return tuple(split_shift(int(a.reshape(-1)[0]), lo, hi))

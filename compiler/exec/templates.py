@@ -55,8 +55,9 @@ class Epilogue:
         return int(self.bias) + sum(1 for s in steps if s == VEC)
 
 
-def split_shift(amount: int, lo: int = -16, hi: int = 15) -> list[int]:
-    """Steps within the ALU's shift field whose sum is `amount` (no step for 0)."""
+def split_shift(amount: int, lo: int, hi: int) -> list[int]:
+    """Steps within the ALU's shift field [lo, hi] (spec.isa.shift_range) whose sum is
+    `amount` (no step for 0)."""
     steps = []
     while amount:
         step = min(max(amount, lo), hi)
@@ -65,8 +66,9 @@ def split_shift(amount: int, lo: int = -16, hi: int = 15) -> list[int]:
     return steps
 
 
-def split_shift_vector(amounts: np.ndarray, lo: int = -16, hi: int = 15) -> list[np.ndarray]:
-    """Per-channel shift vectors, each within the ALU's field, summing to `amounts`."""
+def split_shift_vector(amounts: np.ndarray, lo: int, hi: int) -> list[np.ndarray]:
+    """Per-channel shift vectors, each within the ALU's field [lo, hi], summing to
+    `amounts`."""
     rest = np.asarray(amounts, np.int64).copy()
     chunks = []
     while np.any(rest):

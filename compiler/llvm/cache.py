@@ -4,7 +4,7 @@ The key hashes the PrimFunc's structure (not the LLVM IR), so a hit skips code
 generation entirely, and the code generator's own source (``codegen_hash``), so a change
 there, or another checkout sharing the folder, never reuses a stale object.
 
-Default folder: ``$VTALAB_CACHE_DIR/llvm`` or ``~/.cache/vtalab/llvm``. Writes are atomic
+Default folder: ``$VTALAB_CACHE/llvm`` or ``~/.cache/vtalab/llvm``. Writes are atomic
 (temporary file in the same folder, then ``os.replace``), so concurrent compilers never
 see a partial object. ``cache_dir=False`` disables the cache.
 """
@@ -17,15 +17,15 @@ import os
 import tempfile
 from pathlib import Path
 
+from vtalab.util import cache_dir
+
 CODEGEN_VERSION = "llvm-codegen-6"   # bump when code generation changes
 CODEGEN_SOURCES = ("codegen.py", "exprgen.py", "intrinsics.py", "module.py", "types.py",
                    "threads.py")
 
 
 def default_dir() -> Path:
-    root = os.environ.get("VTALAB_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "vtalab"
-    return base / "llvm"
+    return cache_dir("llvm")
 
 
 def func_fingerprint(func) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from vtalab.spec import Config
 from vtalab.spec.errors import SimError
+from vtalab.util import cache_dir
 
 from . import codegen
 from .toolchain import environment, verilator_root
@@ -38,8 +39,7 @@ CXX_FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c++17"]
 
 
 def cache_root() -> Path:
-    base = os.environ.get("VTALAB_CACHE") or Path.home() / ".cache" / "vtalab"
-    return Path(base) / "rtl"
+    return cache_dir("rtl")
 
 
 def _hashed_files() -> list[Path]:

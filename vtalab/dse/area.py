@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 from vtalab.spec import Config
 from vtalab.spec._atomic import write_text_atomic
 from vtalab.spec.errors import VtaError
+from vtalab.util import cache_dir
 
 from .spec import DseError
 
@@ -35,8 +35,7 @@ SYNTH_LUT_WEIGHT = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4}
 
 
 def cache_root() -> Path:
-    base = os.environ.get("VTALAB_CACHE") or Path.home() / ".cache" / "vtalab"
-    return Path(base) / "dse"
+    return cache_dir("dse")
 
 
 def hardware_hash() -> str:

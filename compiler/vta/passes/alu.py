@@ -11,7 +11,7 @@ optional shift by an immediate, clip to int8 bounds) becomes one SAT micro-op (`
 from __future__ import annotations
 
 from vtalab.spec import Config
-from vtalab.spec.isa import imm_range, sat_imm
+from vtalab.spec.isa import imm_range, sat_imm, shift_range
 
 from ...errors import LoweringError
 from ...ir.arith import same
@@ -162,7 +162,7 @@ def _chain(e, store: Store, cfg: Config) -> list:
 
 
 def _operation(op: str, operand, cfg: Config):
-    shift_lo, shift_hi = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    shift_lo, shift_hi = shift_range(cfg)
     if isinstance(operand, Const):
         v = int(operand.value)
         if op == "sub":

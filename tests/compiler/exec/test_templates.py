@@ -10,17 +10,25 @@ from vtalab.runtime.layout import pack_array, unpack_array
 from vtalab.compiler.topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from vtalab.compiler.vta import build
 from vtalab.spec import preset
+from vtalab.spec.isa import shift_range
 
 from ..fsim import run_fsim
 
 
-def test_split_shift_stays_in_the_alu_field():
+@pytest.mark.parametrize("name", ["default", "block8"])
+def test_split_shift_stays_in_the_alu_field(name):
+    lo, hi = shift_range(preset(name))
+    assert (lo, hi) == (-16, 15)                # acc_bits 32: a signed 5-bit amount
     for amount in (0, 5, 15, 16, 31, 40, -16, -17, -40):
-        steps = split_shift(amount)
-        assert sum(steps) == amount and all(-16 <= s <= 15 for s in steps)
+        steps = split_shift(amount, lo, hi)
+        assert sum(steps) == amount and all(lo <= s <= hi for s in steps)
     vec = np.array([0, 3, 20, -20, 47])
-    chunks = split_shift_vector(vec)
+    chunks = split_shift_vector(vec, lo, hi)
     assert np.array_equal(sum(chunks), vec) and all(np.abs(c).max() <= 16 for c in chunks)
+
+
+def test_shift_range_follows_the_accumulator_width():
+    assert shift_range(preset("tiny").replace(acc_bits=16)) == (-8, 7)
 
 
 def _inputs(args, rng):
@@ -44,7 +52,7 @@ def test_conv_with_residual_and_per_channel_split_shift(vthreads):
     rng = np.random.default_rng(0)
     ins = _inputs(args, rng)
     shift = rng.integers(10, 25, 16)                       # per channel, some beyond 15
-    first, second = split_shift_vector(shift)
+    first, second = split_shift_vector(shift, *shift_range(cfg))
     ins["shift0"] = np.broadcast_to(first.reshape(2, 1, 8), (2, 1, 8)).astype(np.int32)
     ins["shift1"] = np.broadcast_to(second.reshape(2, 1, 8), (2, 1, 8)).astype(np.int32)
     out = run_fsim(prog, ins)["out"]
@@ -58,7 +66,8 @@ def test_conv_with_residual_and_per_channel_split_shift(vthreads):
 
 def test_dense_with_residual_on_default():
     cfg = preset("default")
-    ep = Epilogue(bias=True, residual=True, residual_shifts=(3,), shifts=tuple(split_shift(20)),
+    ep = Epilogue(bias=True, residual=True, residual_shifts=(3,),
+                  shifts=tuple(split_shift(20, *shift_range(cfg))),
                   lo=0, hi=127)
     sch, args = fused_dense(cfg, 1, 64, 48, ep, DenseKnobs(tile_n=1, tile_k=2, vthreads=1))
     prog = build(sch, cfg, args)
