@@ -95,6 +95,13 @@ def _is_float(in_types) -> bool:
     return any(t is not None and t.dtype.startswith("float") for t in in_types)
 
 
+def runs_reference(node: Node, in_types, exact: bool) -> bool:
+    """In an int8 graph (``exact``), a float node whose LLVM kernel is not exact runs its
+    float reference (so it has no LLVM kernel to tune either)."""
+    d = opdef(node.op, node.name)
+    return exact and _is_float(in_types) and d.reference is not None and not d.llvm_exact
+
+
 def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llvm",
                exact: bool = False) -> CpuKernel:
     """The kernel that runs `node` on the CPU (LLVM where available and `prefer`red).
@@ -104,12 +111,11 @@ def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llv
     if node.op == "fused_elementwise":
         return _fused_elementwise(node, in_types, prefer, exact)
     d = opdef(node.op, node.name)
-    reference_only = exact and _is_float(in_types) and d.reference is not None
     if prefer == "llvm" and d.llvm is not None and llvm_available() and \
-            _llvm_can_hold(in_types) and (d.llvm_exact or not reference_only):
+            _llvm_can_hold(in_types) and not runs_reference(node, in_types, exact):
         if d.llvm_when(node, [t for t in in_types if t is not None] or [None]):
             return CpuKernel(node.op, "llvm", _tuned(d.llvm, node, in_types), node)
-    if reference_only:
+    if exact and _is_float(in_types) and d.reference is not None:   # no exact LLVM kernel
         return CpuKernel(node.op, "numpy", d.reference, node)
     if d.cpu_kernel is None:
         runnable = sorted(n for n, o in REGISTRY.ops.items() if o.cpu_kernel is not None)

@@ -27,8 +27,8 @@ from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
 from ..tune import EpilogueCost, conv2d_ranked, lookup
 from ..vta import build
-from .templates import VEC, Epilogue, fused_conv2d, fused_dense, split_shift, \
-    split_shift_vector
+from .templates import VEC, Epilogue, fused_batch_dense, fused_conv2d, fused_dense, \
+    split_shift, split_shift_vector
 
 MAX_TRIES = 6
 
@@ -208,7 +208,7 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
         from .lower_alu import lower_alu
         return lower_alu(graph, node, cfg)
     out_type = graph.types[node.outputs[0]]
-    blocks = out_type.shape[1]
+    blocks = out_type.shape[2 if node.op == "accel_batch_dense" else 1]   # output blocks
     ep, consts = epilogue_of(graph, node, blocks, cfg)
     if node.op == "accel_conv2d":
         sh = conv_shape(graph, node, cfg)
@@ -224,10 +224,19 @@ def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
             cfg, node.name, dense_candidates(cfg, m, k, n, ep),
             lambda kn: fused_dense(cfg, m, k, n, ep, kn))
         macs, what = m * k * n, f"dense {k}->{n}"
+    elif node.op == "accel_batch_dense":
+        x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
+        g, m, k, n = x[0], x[1] * x[3], x[2] * x[4], w[1] * w[3]
+        knobs, args, program = _first_that_builds(
+            cfg, node.name, dense_candidates(cfg, m, k, n, ep),
+            lambda kn: fused_batch_dense(cfg, g, m, k, n, ep, kn))
+        macs, what = g * m * k * n, f"batched dense {g} x ({m}x{k} @ {k}x{n})"
     else:
-        raise Unsupported(f"op of {node.name} must be accel_conv2d or accel_dense, not {node.op}")
+        raise Unsupported(f"op of {node.name} must be accel_conv2d, accel_dense or "
+                          f"accel_batch_dense, not {node.op}")
     kernel = program
-    bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: ("const", node.inputs[1]),
+    weights = "const" if graph.is_constant(node.inputs[1]) else "value"   # computed: DRAM
+    bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: (weights, node.inputs[1]),
                 args[-1].name: ("value", node.outputs[0])}
     named = {}
     for name, array in consts.items():

@@ -199,11 +199,15 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
 
 def _lookup_cpu_tasks(module: Module, best) -> None:
     """CPU kernels are built on first run: look their tasks up now, so the module records
-    the choices (the runner applies them from ``stats["tuning"]``)."""
+    the choices (the runner applies them from ``stats["tuning"]``); a float step of an int8
+    graph that runs its reference has no tunable kernel."""
     from ..tune.templates.cpu import cpu_tasks_of
+    from .cpu_ops import runs_reference
     for step in module.steps:
         if step.target == "cpu" and step.node is not None:
             types = [module.graph.types.get(v) if v else None for v in step.node.inputs]
+            if runs_reference(step.node, types, step.info.get("exact", False)):
+                continue
             task = cpu_tasks_of(step.node, types)
             if task is not None:
                 best.lookup(task)

@@ -189,3 +189,23 @@ def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnob
                                               lambda i: (i[1], i[2], i[3]))
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [op[0] for op in operands] + [out]
+
+
+def fused_batch_dense(cfg: Config, g: int, m: int, k: int, n: int, ep: Epilogue,
+                      kn: DenseKnobs):
+    """(schedule, [data, weight, *operands, out]) of `g` packed denses with epilogue `ep`,
+    one per leading index: data (g, M', K', B, BI), weight (g, N', K', BO, BI) loaded from
+    DRAM like an activation (both operands computed), out (g, M', N', B, BO)."""
+    B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
+    mb, kb, nb = m // B, k // BI, n // BO
+    data = te.placeholder((g, mb, kb, B, BI), "int8", "data")
+    weight = te.placeholder((g, nb, kb, BO, BI), "int8", "weight")
+    ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
+    shape = (g, mb, nb, B, BO)
+    acc = te.compute(shape, lambda b, i, j, x, y: te.sum(
+        data[b, i, ko, x, ki].astype("int32") * weight[b, j, ko, y, ki].astype("int32"),
+        axis=[ko, ki]), "gemm")
+    stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
+                                              lambda i: (i[2], i[3], i[4]))
+    s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
+    return s, [data, weight] + [op[0] for op in operands] + [out]

@@ -91,7 +91,14 @@ def dense(node, x, w, b=None):
 
 def accel(node, x, w, bias=None, residual=None):
     """Fused accelerator op: GEMM, + bias, + aligned residual, >> shift, clip, narrow."""
-    acc = (conv2d if node.op.endswith("conv2d") else dense)(node, x, w).astype(np.int64)
+    acc = (conv2d if node.op.endswith("conv2d") else dense)(node, x, w)
+    return requant(node, acc, bias, residual)
+
+
+def requant(node, acc, bias=None, residual=None):
+    """A fused op's epilogue on its int32 GEMM result: + bias, + aligned residual,
+    >> shift, clip, narrow."""
+    acc = acc.astype(np.int64)
     if bias is not None:
         acc = wrap32(acc + bias).astype(np.int64)
     if residual is not None:

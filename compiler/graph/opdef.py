@@ -29,6 +29,8 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     qdq          "quantize" / "dequantize": a float <-> integer conversion (strip_qdq)
     accel_op     the op a node becomes when packed for the accelerator (pack_layout), if
                  another (alu -> accel_alu)
+    int8_op      the op an int8 group anchored at this op (quant "gemm") becomes, if another:
+                 matmul -> batch_dense, whose weights are computed (passes/quantize_matmul)
     tune         (node, input types, graph, cfg) -> tune.Task or None: the tuning task of
                  the op's tunable kernel (compiler/tune/extract.py, cpu_tasks_of)
 
@@ -86,6 +88,11 @@ class Gemm:
     accel_op: str
     cpu_op: str
     refuse: Callable | None = None
+    #: the weights may be a computed value (the accelerator loads them from DRAM like an
+    #: activation, packed by a CPU step) instead of a constant packed at compile time
+    computed_weights: bool = False
+    #: operands [G, rows, K]: one matrix per leading index (batch_layout.py packing)
+    batched: bool = False
 
     def refusal(self, node) -> str | None:
         return self.refuse(node) if self.refuse is not None else None
@@ -112,6 +119,7 @@ class OpDef:
     epilogue: str = ""
     qdq: str = ""
     accel_op: str = ""
+    int8_op: str = ""
     tune: Callable | None = None
     doc: str = ""
 

@@ -79,3 +79,13 @@ def accel_dense(node, types, graph, cfg):
     from ..tune.templates.accel import dense_task
     x, w = types[0].shape, types[1].shape
     return dense_task(cfg, x[0] * x[2], x[1] * x[3], w[0] * w[2], _epilogue(graph, node, cfg))
+
+
+def accel_batch_dense(node, types, graph, cfg):
+    """Packed operands: x [G, M', K', m, k], w [G, N', K', n, k]: G denses of one shape,
+    so the task of one of them (the lowering looks its knobs up the same way)."""
+    from ..exec.lower import epilogue_of
+    from ..tune.templates.accel import dense_task
+    x, w = types[0].shape, types[1].shape
+    ep = epilogue_of(graph, node, graph.types[node.outputs[0]].shape[2], cfg)[0]
+    return dense_task(cfg, x[1] * x[3], x[2] * x[4], w[1] * w[3], ep)

@@ -63,7 +63,8 @@ def dense(cfg: Config, m: int, k: int, n: int, rq: Requant = Requant(), knobs=De
 
 
 def schedule_dense(cfg, data, weight, acc, stages, operands, out, kn: DenseKnobs, blocks):
-    """The accelerator schedule of a packed dense; ``operands`` as in place_acc_stages."""
+    """The accelerator schedule of a packed dense; ``operands`` as in place_acc_stages.
+    Axes of ``out`` before its four (a batch: one dense per index) are outermost loops."""
     mb, kb, nb = blocks
     divides(kn.tile_m, "tile_m", mb, "M blocks")
     divides(kn.tile_n, "tile_n", nb, "N blocks")
@@ -72,18 +73,18 @@ def schedule_dense(cfg, data, weight, acc, stages, operands, out, kn: DenseKnobs
     s = te.create_schedule(out)
     data_buf = s.cache_read(data, "inp", [acc])
     wgt_buf = s.cache_read(weight, "wgt", [acc])
-    i, j, x, y = s[out].op.axes
+    *batch, i, j, x, y = s[out].op.axes
     io, ii = s[out].split(i, kn.tile_m)
     jo, ji = s[out].split(j, kn.tile_n)
     jv, jo = s[out].split(jo, nparts=kn.vthreads)
     outer = [io, jv, jo] if kn.order == "mn" else [jv, jo, io]
-    s[out].reorder(*outer, ii, ji, x, y)
+    s[out].reorder(*batch, *outer, ii, ji, x, y)
     s[out].vthread(jv)
     place_acc_stages(s, out, outer[-1], acc, stages, operands, cfg)
-    gi, gj, gx, gy = s[acc].op.axes
+    *acc_batch, gi, gj, gx, gy = s[acc].op.axes
     ko, ki = s[acc].op.reduce_axes
     koo, koi = s[acc].split(ko, kn.tile_k)
-    s[acc].reorder(koo, gi, gj, koi, gx, gy, ki)
+    s[acc].reorder(*acc_batch, koo, gi, gj, koi, gx, gy, ki)
     for buf in (data_buf, wgt_buf):
         s[buf].compute_at(s[acc], koo)
         s[buf].pragma(s[buf].op.axes[0], "dma_copy")

@@ -16,13 +16,18 @@ from .task import Task
 
 def tasks_of_graph(graph, cfg: Config) -> list[Task]:
     """The distinct tasks of a compiled graph's nodes, in order: each op's `tune` reader
-    (the op table) on the node; an accelerator node the accelerator cannot run has none."""
+    (the op table) on the node; an accelerator node the accelerator cannot run has none,
+    nor a float node of an int8 graph that runs its reference (exec/cpu_ops.py)."""
+    from ..exec.cpu_ops import runs_reference
     from ..exec.lower import Unsupported
     from ..graph.opdef import op_of
     from .templates.cpu import cpu_tasks_of
     found: dict = {}
+    exact = bool(graph.meta.get("quant_exponents"))
     for node in graph.nodes:
         types = [graph.types.get(v) if v else None for v in node.inputs]
+        if node.attr("target") != "accel" and runs_reference(node, types, exact):
+            continue
         if node.attr("target") != "accel":
             task = cpu_tasks_of(node, types)
         elif op_of(node).tune is None:

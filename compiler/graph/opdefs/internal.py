@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from vtalab.runtime.layout import pack_array, packed_shape, unpack_array
-
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
 from .. import tune_tasks as T
+from ..batch_layout import pack_batched, packed_batch_shape, unpack_batched
 from ..ir import Node, TensorType
 from ..opdef import OpDef, register
 from ..shapes import fail, need
@@ -19,7 +18,8 @@ from .nn import macs_conv, macs_dense
 
 def infer_pack(node, types):
     need(node, types, 1)
-    return [TensorType(packed_shape(types[0].shape, node.attr("blocks")), types[0].dtype)]
+    return [TensorType(packed_batch_shape(types[0].shape, node.attr("blocks"),
+                                          node.attr("batch", 0)), types[0].dtype)]
 
 
 def infer_unpack(node, types):
@@ -80,16 +80,17 @@ def lookup(node, x, table):
 
 
 def _pack(n, x):
-    return pack_array(x, n.attr("blocks"))
+    return pack_batched(x, n.attr("blocks"), n.attr("batch", 0))
 
 
 def _unpack(n, x):
-    return unpack_array(x, n.attr("shape"))
+    return unpack_batched(x, n.attr("shape"), n.attr("batch", 0))
 
 
 register(
     OpDef("pack", infer_pack, reference=_pack, int8=_pack, quant="integer",
-          doc="NCHW -> NCHW{n}n{c}c blocked layout (runtime/layout.py), zero padding"),
+          doc="NCHW -> NCHW{n}n{c}c blocked layout (runtime/layout.py), zero padding; "
+              "`batch` leading axes kept (batch_layout.py)"),
     OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
           doc="a chain of elementwise nodes run as one"),

@@ -171,7 +171,9 @@ register(
     OpDef("matmul", infer_matmul,
           reference=lambda n, a, b: np.matmul(a, b).astype(a.dtype, copy=False),
           cpu=lambda n, a, b: N.matmul(a, b).astype(a.dtype, copy=False), macs=macs_matmul,
-          doc="batched matmul [..., M, K] @ [..., K, N] with numpy broadcasting"),
+          quant="gemm", int8_op="batch_dense",
+          doc="batched matmul [..., M, K] @ [..., K, N] with numpy broadcasting; with two "
+              "computed operands of the same batch axes its int8 form is batch_dense"),
     OpDef("batch_norm", infer_batch_norm, reference=ref_batch_norm, cpu=N.batch_norm,
           llvm=L.batch_norm, llvm_when=L.when_batch_norm,
           doc="inference batch norm over axis 1 (folded into a conv where possible)"),

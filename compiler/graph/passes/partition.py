@@ -34,15 +34,19 @@ class Placement:
 
 
 def _gemm_reason(graph: Graph, node: Node, ctx: PassContext) -> tuple[str, str]:
-    x = graph.types[node.inputs[0]]
+    x, w, gemm = graph.types[node.inputs[0]], graph.types[node.inputs[1]], op_of(node).gemm
     if x.dtype != "int8":
         return "cpu", f"{x.dtype} {node.op}: not quantised to int8"
-    if not graph.is_constant(node.inputs[1]):
+    if not graph.is_constant(node.inputs[1]) and not gemm.computed_weights:
         return "cpu", f"{node.op} weights are computed, not constant"
-    refusal = op_of(node).gemm.refusal(node)
+    refusal = gemm.refusal(node)
     if refusal is not None:
         return "cpu", refusal
-    cin, cout = x.shape[1], graph.types[node.inputs[1]].shape[0]
+    if gemm.batched:   # [G, M, K] x [G, N, K]: the weights loaded from DRAM per batch
+        (g, m, k), n = x.shape, w.shape[1]
+        return "accel", (f"int8 {node.op} {g} x ({m}x{k} @ {k}x{n}), both operands "
+                         f"computed{_padding(k, n, ctx.config)}")
+    cin, cout = x.shape[1], w.shape[0]
     return "accel", f"int8 {node.op} {cin}->{cout} channels{_padding(cin, cout, ctx.config)}"
 
 

@@ -33,6 +33,7 @@ from ..errors import QuantizeError
 from ..ir import Graph, Node
 from ..opdef import op_of
 from .calibrate import ValueStats, best_exponent, calibrate, exponent_for
+from .quantize_matmul import batchable, emit_matmul_group
 from .rewrite import PassContext, Rewriter, single_consumer
 
 _ANCHOR_ATTRS = ("strides", "pads", "dilations", "groups")
@@ -63,16 +64,21 @@ class Group:
 
 
 def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
-    """The quantisable group rooted at a float conv2d/dense with constant weights."""
-    if _rule(anchor) != "gemm" or graph.types[anchor.outputs[0]].dtype != "float32" or \
-            not graph.is_constant(anchor.inputs[1]) or \
+    """The quantisable group rooted at a float conv2d/dense with constant weights, or at
+    an op whose int8 form takes computed weights (`int8_op`: a MatMul of two computed
+    operands, quantize_matmul.py)."""
+    computed = bool(op_of(anchor).int8_op)
+    if _rule(anchor) != "gemm" or graph.types[anchor.outputs[0]].dtype != "float32":
+        return None
+    if computed and not batchable(graph, anchor) or not computed and (
+            not graph.is_constant(anchor.inputs[1]) or
             (len(anchor.inputs) > 2 and anchor.inputs[2] and
-             not graph.is_constant(anchor.inputs[2])):
+             not graph.is_constant(anchor.inputs[2]))):
         return None
     group = Group(anchor)
     user = single_consumer(graph, anchor.outputs[0])
     out = anchor.outputs[0]
-    if user is not None and user.op == "add" and user.name not in taken:
+    if user is not None and user.op == "add" and user.name not in taken and not computed:
         other = user.inputs[1] if user.inputs[0] == out else user.inputs[0]
         if not graph.is_constant(other) and other != out and \
                 graph.types[other] == graph.types[out] == graph.types[user.outputs[0]]:
@@ -133,7 +139,8 @@ class Quantizer:
     def has_ranges(self, group: Group) -> bool:
         known = lambda v: v in self.qval or v in self.ranges
         return known(group.anchor.inputs[0]) and known(group.out) and \
-            (group.residual is None or known(group.residual))
+            (group.residual is None or known(group.residual)) and \
+            (not op_of(group.anchor).int8_op or known(group.anchor.inputs[1]))
 
     def as_int8(self, value: str) -> tuple[str, int]:
         if value not in self.qval:
@@ -141,7 +148,7 @@ class Quantizer:
             q = self.rw.op("quantize", self.as_float(value), name=f"{value}_quant",
                            scale=np.float32(2.0 ** -e), zero_point=np.int8(0), axis=1,
                            dtype="int8")
-            self._set_int8(value, q, e)
+            self.set_int8(value, q, e)
         return self.qval[value]
 
     def as_float(self, value: str) -> str:
@@ -152,7 +159,7 @@ class Quantizer:
                                         axis=1), f"{value}_dequant", [value])[0]
         return self.fval[value]
 
-    def _set_int8(self, value: str, q: str, e: int) -> None:
+    def set_int8(self, value: str, q: str, e: int) -> None:
         self.qval[value] = (q, e)
         self.exponents[q] = e
 
@@ -192,7 +199,7 @@ class Quantizer:
                 attrs["value"] = 0
             rest = [self.as_float(v) if v else "" for v in node.inputs[1:]]
             out = self.rw.op(op, q, *rest, name=node.name, **attrs)
-            self._set_int8(node.outputs[0], out, e)
+            self.set_int8(node.outputs[0], out, e)
             return
         inputs = [self.as_float(v) if v else "" for v in node.inputs]
         outs = self.rw.emit_node(node.op, inputs, dict(node.attrs), node.name, node.outputs)
@@ -200,6 +207,9 @@ class Quantizer:
             self.fval[old] = new
 
     def emit_group(self, group: Group) -> None:
+        if op_of(group.anchor).int8_op:
+            emit_matmul_group(self, group, _clip_bounds)
+            return
         rw, anchor = self.rw, group.anchor
         rank = self.graph.types[anchor.outputs[0]].rank
         cshape = (1, -1) + (1,) * (rank - 2)
@@ -235,7 +245,7 @@ class Quantizer:
         lo, hi = _clip_bounds(group.activations, eo)
         acc = rw.op("clip", acc, name=f"{group.last.name}_clip", lo=lo, hi=hi)
         out = rw.op("cast", acc, name=f"{group.out}_q", dtype="int8")
-        self._set_int8(group.out, out, eo)
+        self.set_int8(group.out, out, eo)
 
 
 def _amount(value, cshape):
