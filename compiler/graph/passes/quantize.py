@@ -17,9 +17,12 @@ becomes integer ops the accelerator runs in its accumulator:
 Shift amounts are exact for any size (x >> a >> b == x >> (a + b)); the lowering splits
 amounts beyond the ALU's signed 5-bit field into several SHR instructions. With per-channel
 weights `ew`, `shift` and `k` are per-output-channel arrays shaped [1, C, 1, 1] / [1, C].
-Ops whose quantisation rule (the op table, opdef.py) is "int8" (max_pool, flatten, reshape,
+A MatMul of two computed operands anchors a group too: its int8 form is a batch_dense with
+both operands quantised (quantize_matmul.py). Ops whose quantisation rule (the op table, opdef.py) is "int8" (max_pool, flatten, reshape,
 transpose, pad, slice, ...) or "clip" (relu, clip) of an int8 value stay int8 (exact); all
-other ops run in float32 between `dequantize` / `quantize` nodes (ONNX semantics).
+other ops run in float32 between `dequantize` / `quantize` nodes (ONNX semantics); the
+passes after this one make such float islands exact integer ops where they can
+(alu_islands.py, tabulate.py).
 
 Ranges come from a calibration set (`ctx.calibration`) and/or the QDQ scales that
 `strip_qdq` left in `graph.meta["activation_ranges"]` (those win)."""
