@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vtalab.spec import Config
-from vtalab.spec.isa import imm_range
+from vtalab.spec.isa import imm_range, shift_range
 
 from .. import te
 from ..errors import CompileError
@@ -77,9 +77,9 @@ def check_spec(cfg: Config, spec: AluSpec) -> None:
         if abs(scale) > 1 << MAX_SCALE_BITS or abs(scale) & (abs(scale) - 1):
             raise CompileError(f"load scale must be +-2**k with k <= {MAX_SCALE_BITS} (an int8 "
                                f"identity weight), not {scale}")
-    low, high = -(1 << (cfg.shift_bits - 1)), (1 << (cfg.shift_bits - 1)) - 1
+    low, high = shift_range(cfg)
     top = min(high - 1, imm_range()[1].bit_length() - 1)
-    if not (low <= -spec.shift and spec.shift <= top):
+    if not low <= spec.shift <= top:
         raise CompileError(f"shift must be in {low}..{top} (the ALU's shift field and "
                            f"immediate, one more bit for rounding), not {spec.shift}")
     if not imm_range()[0] <= spec.lo <= spec.hi <= imm_range()[1]:

@@ -59,6 +59,7 @@ def test_template_equals_the_int8_kernel(config, name):
 @pytest.mark.parametrize("config, spec, match", [
     (preset("default"), AluSpec(2, ((0, 128), (1, 1)), "add", 0, -128, 127), "load scale"),
     (preset("default"), AluSpec(2, ((0, 1), (1, 1)), "add", 15, -128, 127), "shift"),
+    (preset("default"), AluSpec(1, ((0, 1),), "", -17, -128, 127), "shift"),
     (preset("tiny").replace(alu_mul_bits=6), AluSpec(2, ((0, 1), (1, 1)), "mul", 2, -128, 127),
      "MUL operands"),
     (preset("default").replace(block_out=8), AluSpec(1, ((0, 1),), "", 0, 0, 127),
