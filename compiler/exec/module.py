@@ -125,7 +125,8 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
     consts, steps, scratch_end = {}, [], _align(plan.arena_bytes, cfg)
     accel_nodes = [n for n in graph.nodes if n.attr("target") == "accel"]
     for node in graph.nodes:
-        reason = reasons.get(node.name, "")
+        reason = reasons.get(node.name) or "; ".join(dict.fromkeys(   # a fused chain: its ops'
+            reasons[b.name] for b in node.attr("body", ()) if b.name in reasons))
         if node.attr("target") != "accel" or not node.op.startswith("accel_"):
             steps.append(_cpu_step(graph, node, reason or "cpu"))
             continue

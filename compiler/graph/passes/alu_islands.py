@@ -12,7 +12,8 @@ shifts (the identity weights that load them into the accumulator), one ALU op, a
 rounding half to even, a clip. An int8 `clip` of an int8 value (a relu the quantiser kept
 in int8) becomes one too. The islands the ALU cannot compute exactly stay float: add / sub of
 exponents more than 15 apart (float32 rounds their sum), slopes that are not powers of two,
-broadcast operands."""
+broadcast operands, results read in float; `graph.meta["float_reasons"]` says why for each
+such op (the partition report shows it)."""
 from __future__ import annotations
 
 import numpy as np
@@ -142,9 +143,39 @@ def _int8_clip(graph: Graph, node: Node):
                 hi=127 if hi is None else min(127, int(hi)))
 
 
+def why_float(graph: Graph, node: Node) -> str | None:
+    """Why an ALU-able op of dequantized int8 values stays a float op (None: not one)."""
+    if node.op not in BINARY and node.op not in UNARY or \
+            not any((p := graph.producer(v)) is not None and p.op == "dequantize"
+                    for v in node.inputs):
+        return None
+    shapes = {graph.types[v].shape for v in node.inputs}
+    sources = [_source(graph, v, graph.types[node.outputs[0]].shape) for v in node.inputs]
+    value = node.outputs[0]                     # past the scales and clips an island takes
+    while (user := single_consumer(graph, value)) is not None and \
+            (user.op in ("relu", "clip") or _scale(graph, user) is not None):
+        value = user.outputs[0]
+    readers = graph.consumers(value)
+    if len(shapes) > 1:
+        return f"operand shapes {sorted(shapes)}: the ALU combines entries of one shape"
+    if any(s is None for s in sources):
+        return "an operand is not a dequantized int8 value"
+    if node.op in ("add", "sub") and abs(_exponent(sources[0]) - _exponent(sources[1])) > \
+            MAX_ALIGN:
+        return f"operand exponents more than {MAX_ALIGN} apart: float32 rounds the result"
+    if node.op == "leaky_relu":
+        return f"slope {node.attr('alpha', 0.01)} is not a power of two at most 1"
+    if len(readers) != 1 or readers[0].op != "quantize":
+        names = sorted({r.op for r in readers})
+        return f"its float result is read by {'/'.join(names) or 'the graph output'}, " \
+               f"not requantised to int8 (the ALU's result is int8)"
+    return None
+
+
 def alu_islands(graph: Graph, ctx: PassContext) -> Graph:
     rw = Rewriter(graph)
-    changed = False
+    reasons = {n.name: why for n in graph.nodes if (why := why_float(graph, n))}
+    changed = bool(reasons)
     for node in graph.nodes:
         found = find_alu_island(graph, node)
         if found is not None:
@@ -166,4 +197,7 @@ def alu_islands(graph: Graph, ctx: PassContext) -> Graph:
             changed = True
             continue
         rw.keep(node)
-    return eliminate_dead_code(rw.finish()) if changed else graph
+    if not changed:
+        return graph
+    kept = {**graph.meta.get("float_reasons", {}), **reasons}
+    return eliminate_dead_code(rw.finish(float_reasons=kept))

@@ -102,7 +102,8 @@ def _cpu_reason(graph: Graph, node: Node) -> str:
                 f": the ALU has no table lookup")
     dtypes = {graph.types[v].dtype for v in node.inputs if v}
     if "float32" in dtypes:
-        return f"float32 {node.op}: not quantised"
+        why = graph.meta.get("float_reasons", {}).get(node.name)
+        return f"float32 {node.op}: not quantised" + (f" ({why})" if why else "")
     if op_of(node).epilogue:
         return f"int {node.op} not fed by an accelerator GEMM (nothing in the accumulator)"
     return f"{'/'.join(sorted(dtypes))} {node.op}: no accelerator template"

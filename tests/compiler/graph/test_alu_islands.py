@@ -8,6 +8,7 @@ from vtalab.compiler.graph import GraphBuilder
 from vtalab.compiler.graph.int8_ref import run_int8
 from vtalab.compiler.graph.opdefs.alu import round_shift
 from vtalab.compiler.graph.passes.alu_islands import alu_islands
+from vtalab.compiler.graph.passes.partition import partition, partition_report
 from vtalab.compiler.graph.passes.rewrite import PassContext
 
 # every int8 pair: a runs over rows, b over columns
@@ -77,13 +78,25 @@ def test_scales_and_clips_after_the_op_are_exact(post, eo):
 
 
 @pytest.mark.parametrize("why, ea, eb, build, shape_b", [
-    ("exponents 16 apart: float32 rounds the sum", 0, 16,
+    ("more than 15 apart: float32 rounds", 0, 16,
      lambda b, x, y: b.op("add", x, y), (256, 256)),
-    ("slope not a power of two", 5, 5, lambda b, x, y: b.op("leaky_relu", x, alpha=0.1),
-     (256, 256)),
-    ("broadcast operand", 5, 5, lambda b, x, y: b.op("add", x, y), (256, 1)),
-    ("not an ALU op", 5, 5, lambda b, x, y: b.op("div", x, y), (256, 256)),
+    ("slope 0.1 is not a power of two", 5, 5,
+     lambda b, x, y: b.op("leaky_relu", x, alpha=0.1), (256, 256)),
+    ("the ALU combines entries of one shape", 5, 5, lambda b, x, y: b.op("add", x, y),
+     (256, 1)),
+    ("read by softmax, not requantised", 5, 5,
+     lambda b, x, y: b.op("softmax", b.op("max", x, y), axis=-1), (256, 256)),
+    (None, 5, 5, lambda b, x, y: b.op("div", x, y), (256, 256)),       # not an ALU op
 ])
 def test_what_the_alu_cannot_compute_exactly_stays_float(why, ea, eb, build, shape_b):
     graph, alu = _island(ea, eb, 5, build, shape_b)
-    assert "alu" not in [n.op for n in alu.nodes], why
+    assert "alu" not in [n.op for n in alu.nodes]
+    reasons = list(alu.meta.get("float_reasons", {}).values())
+    assert (why is None and not reasons) or any(why in r for r in reasons), reasons
+
+
+def test_the_partition_report_says_why_an_op_stays_float():
+    _, alu = _island(5, 5, 5, lambda b, x, y: b.op("add", x, y), (256, 1))
+    report = partition_report(partition(alu, PassContext()))
+    line = next(line for line in report.splitlines() if " add " in line)
+    assert "cpu" in line and "float32 add: not quantised (operand shapes" in line
