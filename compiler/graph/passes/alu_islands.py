@@ -173,6 +173,9 @@ def why_float(graph: Graph, node: Node) -> str | None:
 
 
 def alu_islands(graph: Graph, ctx: PassContext) -> Graph:
+    """The pass (a no-op when `ctx.quantize` is False: the float graph stays as it is)."""
+    if not ctx.quantize:
+        return graph
     rw = Rewriter(graph)
     reasons = {n.name: why for n in graph.nodes if (why := why_float(graph, n))}
     changed = bool(reasons)

@@ -118,7 +118,10 @@ def island_table(graph: Graph, island: Island) -> np.ndarray:
 
 
 def tabulate(graph: Graph, ctx: PassContext) -> Graph:
-    """Replace every tabulable island by a `lut` node (dead code drops what it replaced)."""
+    """Replace every tabulable island by a `lut` node (dead code drops what it replaced);
+    a no-op when `ctx.quantize` is False (the float graph stays as it is)."""
+    if not ctx.quantize:
+        return graph
     islands = {}
     for node in graph.nodes:
         island = find_island(graph, node)

@@ -79,3 +79,9 @@ def test_alu_steps_on_the_rtl_equal_the_functional_simulator():
         np.testing.assert_array_equal(got[module.graph.node(name).outputs[0]],
                                       want[module.graph.node(name).outputs[0]])
     assert all(r.cycles > 0 for r in profile.accel if r.name in alu)
+
+
+def test_the_float_path_keeps_its_float_ops():
+    module = compile_model(alu_model(), "default", quantize=False)
+    assert {s.target for s in module.steps} == {"cpu"}
+    assert not {"alu", "lut", "accel_alu"} & {s.op for s in module.steps}
