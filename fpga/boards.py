@@ -8,13 +8,15 @@ ulx3s-85f`` synthesizes.
 Why these shapes:
 
 - **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
-  alone. 128 GEMM multipliers fit, but the ALU's wrapping 32x32 MUL costs 3 more in every
+  alone. The preset's ALU MUL is 18 bits wide (``alu_mul_bits``: one MULT18X18D per lane;
+  the 1x16x8 below then needs 137 and 1x8x16 145, both fit, neither has routed here yet).
+  With VTA's 32-bit MUL: 128 GEMM multipliers fit, but the wrapping 32x32 MUL costs 3 more in every
   accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
   128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
   does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4
   routes in ~10 min at 99-101 MHz by seed (no margin at 100 yet):
-  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs), which routes in ~6 min and meets 100 MHz
-  (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
+  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs then, 35 with the 18-bit MUL), which routed
+  in ~6 min and met 100 MHz (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
@@ -88,9 +90,9 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
           dram_bytes=64 * 1024, dsp_product_registers=True,
-          notes="1x16x2 at 100 MHz: 32 GEMM + 6 ALU + 1 multipliers; 1x16x8 (153) fits "
-                "the 156 MULT18X18D but does not route, 1x16x4 (77) reaches 99-101 MHz, "
-                "1x8x16 (177) and 1x16x16 (305) do not fit"),
+          notes="1x16x2 at 100 MHz: 32 GEMM + 2 ALU (18-bit MUL) + 1 multipliers; the "
+                "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) but did "
+                "not finish routing here (docs/fpga.md), 1x16x16 (273) does not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
