@@ -61,7 +61,7 @@ class Module:
 
 
 class VerilogError(ValueError):
-    pass
+    """Generated Verilog that the header parser cannot read (the message says where)."""
 
 
 def parse_modules(text: str, file: str) -> dict:
