@@ -16,11 +16,10 @@ from pathlib import Path
 
 from vtalab.spec import Config
 from vtalab.spec import regs as regmap
-from vtalab.spec._atomic import write_text_atomic
 
 from .boards import Board
 from .soc_facts import SocFacts, soc_of
-from .wrapper import WRAPPER_NAME, core_verilog, wrapper_verilog
+from .wrapper import WRAPPER_NAME, core_verilog, wrapper_verilog, write_project_files
 
 CORE_FILE = "vtalab_core.v"
 DONE_LED = "done_led"       # the block design's port for the done LED (its pin: board.soc)
@@ -133,12 +132,7 @@ def write_project(board: Board, cfg: Config, out_dir) -> list[Path]:
         "config.json": cfg.to_json(),
         "README.txt": readme(board, cfg, name),
     }
-    paths = []
-    for rel, text in files.items():
-        write_text_atomic(out_dir / rel, text)
-        paths.append(out_dir / rel)
-    (out_dir / "build.sh").chmod(0o755)
-    return paths
+    return write_project_files(out_dir, files)
 
 
 def readme(board: Board, cfg: Config, name: str) -> str:

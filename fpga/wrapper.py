@@ -13,6 +13,7 @@ from vtalab.hw.interfaces import AxiLiteSignature, AxiSignature
 from vtalab.hw.verilog import TOP_NAME, generate
 from vtalab.spec import Config
 from vtalab.spec import regs as regmap
+from vtalab.spec._atomic import write_text_atomic
 
 WRAPPER_NAME = "vtalab_accel"
 REG_WINDOW_BITS = 12
@@ -75,3 +76,14 @@ def wrapper_verilog(cfg: Config, vendor: str = "xilinx") -> str:
     lines.append("  );")
     lines.append("endmodule")
     return "\n".join(lines) + "\n"
+
+
+def write_project_files(out_dir, files: dict) -> list:
+    """A vendor project's files (relative path -> text), each written atomically, with
+    ``build.sh`` executable; returns their paths in order."""
+    paths = []
+    for rel, text in files.items():
+        write_text_atomic(out_dir / rel, text)
+        paths.append(out_dir / rel)
+    (out_dir / "build.sh").chmod(0o755)
+    return paths
