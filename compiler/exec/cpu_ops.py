@@ -54,8 +54,9 @@ class CpuKernel:
         return contiguous(self.fn(self.node, *arrays))
 
 
-def _fused_elementwise(node: Node, in_types, prefer: str, exact: bool) -> CpuKernel:
-    """A chain of elementwise nodes: one kernel per body node, run in order."""
+def _fused_body(node: Node, in_types, prefer: str, exact: bool) -> CpuKernel:
+    """A node that runs a chain of nodes (`OpDef.runs_body`: fused_elementwise): one
+    kernel per body node, run in order."""
     env_types = {f"${i}": t for i, t in enumerate(in_types)}
     from ..graph.ops import infer_types
     kernels = []
@@ -108,9 +109,9 @@ def cpu_kernel(node: Node, in_types: list[TensorType | None], prefer: str = "llv
 
     ``exact``: the node is in an int8 graph: a float node takes an LLVM kernel only if
     the op table marks it ``llvm_exact``, else its float reference."""
-    if node.op == "fused_elementwise":
-        return _fused_elementwise(node, in_types, prefer, exact)
     d = opdef(node.op, node.name)
+    if d.runs_body:
+        return _fused_body(node, in_types, prefer, exact)
     if prefer == "llvm" and d.llvm is not None and llvm_available() and \
             _llvm_can_hold(in_types) and not runs_reference(node, in_types, exact):
         if d.llvm_when(node, [t for t in in_types if t is not None] or [None]):

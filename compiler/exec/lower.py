@@ -1,15 +1,19 @@
-"""Lowering of one `accel_conv2d` / `accel_dense` node to an accelerator kernel (and of
-`accel_alu`: lower_alu.py).
+"""Lowering of one fused GEMM node (`accel_conv2d`, `accel_dense`, `accel_batch_dense`)
+to an accelerator kernel (and of `accel_alu`: lower_alu.py).
 
     plan = lower_accel(graph, node, cfg)     # AccelPlan, or raises Unsupported (-> CPU)
+
+`lower_accel` runs the lowering the op table names for the node's op (`OpDef.lower`,
+graph/lowerings.py), so a new accelerator op is an entry there, not a branch here.
 
 The node's attributes become an `Epilogue` (templates.py); knobs are chosen automatically:
 candidate tilings are ranked by compiler/tune's cost model (predicted cycles, the fused
 epilogue included), the tuning log's best first under `ApplyBest`, and the first that
-fits the SRAMs (estimated here, then confirmed by the accelerator pipeline) is kept. Operands are bound to graph values
-(activations in the memory plan), graph constants (packed weights) or constants prepared
-here (bias and shift vectors in the template's layout). A residual is widened to int32 by
-a CPU step into a scratch buffer, so the accumulator can load it.
+fits the SRAMs (estimated here, then confirmed by the accelerator pipeline) is kept.
+Operands are bound to graph values (activations in the memory plan), graph constants
+(packed weights) or constants prepared here (bias and shift vectors in the template's
+layout). A residual is widened to int32 by a CPU step into a scratch buffer, so the
+accumulator can load it.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ from vtalab.spec.isa import imm_range, shift_range
 
 from ..errors import CompileError
 from ..graph.ir import Graph, Node
+from ..graph.opdef import REGISTRY, op_of
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
 from ..tune import EpilogueCost, conv2d_ranked, lookup
@@ -204,37 +209,52 @@ def _first_that_builds(cfg, name, candidates, declare):
 
 
 def lower_accel(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
-    if node.op == "accel_alu":
-        from .lower_alu import lower_alu
-        return lower_alu(graph, node, cfg)
-    out_type = graph.types[node.outputs[0]]
-    blocks = out_type.shape[2 if node.op == "accel_batch_dense" else 1]   # output blocks
-    ep, consts = epilogue_of(graph, node, blocks, cfg)
-    if node.op == "accel_conv2d":
-        sh = conv_shape(graph, node, cfg)
-        knobs, args, program = _first_that_builds(
-            cfg, node.name, conv_candidates(cfg, sh, ep),
-            lambda kn: fused_conv2d(cfg, sh, ep, kn))
-        macs, what = sh.macs, (f"conv {sh.channels}->{sh.filters} {sh.kernel}x{sh.kernel}/"
-                               f"{sh.stride} {sh.height}x{sh.width}")
-    elif node.op == "accel_dense":
-        x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
-        m, k, n = x[0] * x[2], x[1] * x[3], w[0] * w[2]
-        knobs, args, program = _first_that_builds(
-            cfg, node.name, dense_candidates(cfg, m, k, n, ep),
-            lambda kn: fused_dense(cfg, m, k, n, ep, kn))
-        macs, what = m * k * n, f"dense {k}->{n}"
-    elif node.op == "accel_batch_dense":
-        x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
-        g, m, k, n = x[0], x[1] * x[3], x[2] * x[4], w[1] * w[3]
-        knobs, args, program = _first_that_builds(
-            cfg, node.name, dense_candidates(cfg, m, k, n, ep),
-            lambda kn: fused_batch_dense(cfg, g, m, k, n, ep, kn))
-        macs, what = g * m * k * n, f"batched dense {g} x ({m}x{k} @ {k}x{n})"
-    else:
-        raise Unsupported(f"op of {node.name} must be accel_conv2d, accel_dense or "
-                          f"accel_batch_dense, not {node.op}")
-    kernel = program
+    """The accelerator kernel of `node`: its op table entry's `lower`."""
+    lower = op_of(node).lower
+    if lower is None:
+        runnable = sorted(n for n, d in REGISTRY.ops.items() if d.lower is not None)
+        raise Unsupported(f"op of {node.name} must be one the accelerator runs "
+                          f"({', '.join(runnable)}), not {node.op}")
+    return lower(graph, node, cfg)
+
+
+def _output_blocks(graph: Graph, node: Node, axis: int) -> int:
+    return graph.types[node.outputs[0]].shape[axis]
+
+
+def lower_conv2d(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
+    ep, consts = epilogue_of(graph, node, _output_blocks(graph, node, 1), cfg)
+    sh = conv_shape(graph, node, cfg)
+    built = _first_that_builds(cfg, node.name, conv_candidates(cfg, sh, ep),
+                               lambda kn: fused_conv2d(cfg, sh, ep, kn))
+    what = (f"conv {sh.channels}->{sh.filters} {sh.kernel}x{sh.kernel}/{sh.stride} "
+            f"{sh.height}x{sh.width}")
+    return _gemm_plan(graph, node, cfg, ep, consts, built, sh.macs, what)
+
+
+def lower_dense(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
+    ep, consts = epilogue_of(graph, node, _output_blocks(graph, node, 1), cfg)
+    x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
+    m, k, n = x[0] * x[2], x[1] * x[3], w[0] * w[2]
+    built = _first_that_builds(cfg, node.name, dense_candidates(cfg, m, k, n, ep),
+                               lambda kn: fused_dense(cfg, m, k, n, ep, kn))
+    return _gemm_plan(graph, node, cfg, ep, consts, built, m * k * n, f"dense {k}->{n}")
+
+
+def lower_batch_dense(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
+    ep, consts = epilogue_of(graph, node, _output_blocks(graph, node, 2), cfg)
+    x, w = graph.types[node.inputs[0]].shape, graph.types[node.inputs[1]].shape
+    g, m, k, n = x[0], x[1] * x[3], x[2] * x[4], w[1] * w[3]
+    built = _first_that_builds(cfg, node.name, dense_candidates(cfg, m, k, n, ep),
+                               lambda kn: fused_batch_dense(cfg, g, m, k, n, ep, kn))
+    return _gemm_plan(graph, node, cfg, ep, consts, built, g * m * k * n,
+                      f"batched dense {g} x ({m}x{k} @ {k}x{n})")
+
+
+def _gemm_plan(graph: Graph, node: Node, cfg: Config, ep: Epilogue, consts: dict, built,
+               macs: int, what: str) -> AccelPlan:
+    """Bind a fused GEMM kernel (`built`: knobs, args, program) to the node's operands."""
+    knobs, args, kernel = built
     weights = "const" if graph.is_constant(node.inputs[1]) else "value"   # computed: DRAM
     bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: (weights, node.inputs[1]),
                 args[-1].name: ("value", node.outputs[0])}

@@ -6,8 +6,9 @@
 
 `build_module(final_graph, cfg)` turns the graph pipeline's result into one `Step` per node,
 in graph order: an accelerator step (a runtime `Program` with its operand bindings) for each
-`accel_conv2d` / `accel_dense` the lowering can run, a CPU step (a node whose kernel is
-made on first use) for every other node. Activations live in the memory plan's arena;
+node placed on the accelerator whose op the accelerator lowering runs (`OpDef.lower`:
+accel_conv2d, accel_dense, ...) and can run, a CPU step (a node whose kernel is made on
+first use) for every other node. Activations live in the memory plan's arena;
 residual scratch buffers follow it; constants are kept per name.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from vtalab.spec import Config, load_config
 from vtalab.spec.errors import DeviceError
 
 from ..graph.ir import Graph, Node, TensorType
-from ..graph.opdef import opdef
+from ..graph.opdef import op_of, opdef
 from ..graph.passes.partition import partition_report
 from vtalab.runtime.device import default_alignment
 from vtalab.runtime.program import Program
@@ -127,7 +128,7 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
     for node in graph.nodes:
         reason = reasons.get(node.name) or "; ".join(dict.fromkeys(   # a fused chain: its ops'
             reasons[b.name] for b in node.attr("body", ()) if b.name in reasons))
-        if node.attr("target") != "accel" or not node.op.startswith("accel_"):
+        if node.attr("target") != "accel" or op_of(node).lower is None:
             steps.append(_cpu_step(graph, node, reason or "cpu"))
             continue
         if echo:

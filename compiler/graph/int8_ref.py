@@ -26,9 +26,9 @@ from .opdef import opdef
 def _dispatch(node: Node, *args) -> np.ndarray:
     """The int8 kernel for integer operands (or always, where the op says so), else the
     float reference."""
-    if node.op == "fused_elementwise":
-        return run_body(node, args, _kernel_for)
     d = opdef(node.op, node.name)
+    if d.runs_body:
+        return run_body(node, args, _kernel_for)
     integer = bool(args) and args[0].dtype.kind in "iu"
     if d.int8 is not None and (d.int8_always or integer or d.reference is None):
         return d.int8(node, *args)

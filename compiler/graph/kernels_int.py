@@ -89,12 +89,6 @@ def dense(node, x, w, b=None):
     return acc if b is None else wrap32(acc.astype(np.int64) + b)
 
 
-def accel(node, x, w, bias=None, residual=None):
-    """Fused accelerator op: GEMM, + bias, + aligned residual, >> shift, clip, narrow."""
-    acc = (conv2d if node.op.endswith("conv2d") else dense)(node, x, w)
-    return requant(node, acc, bias, residual)
-
-
 def requant(node, acc, bias=None, residual=None):
     """A fused op's epilogue on its int32 GEMM result: + bias, + aligned residual,
     >> shift, clip, narrow."""

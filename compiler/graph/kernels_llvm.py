@@ -37,14 +37,16 @@ def qconv(node, x, w, bias=None, residual=None, knobs=None):
     return N.requant_epilogue(node, acc, bias, residual)
 
 
-def pool(node, x, knobs=None):
-    kernel, strides = node.attr("kernel"), node.attr("strides", (1, 1))
-    pads = node.attr("pads", (0,) * 4)
-    if node.op == "max_pool":
-        return _cpu().max_pool2d(x, kernel, strides, pads, node.attr("dilations", (1, 1)),
-                                 knobs=knobs)
-    return _cpu().avg_pool2d(x, kernel, strides, pads, bool(node.attr("count_include_pad", 0)),
+def max_pool(node, x, knobs=None):
+    return _cpu().max_pool2d(x, node.attr("kernel"), node.attr("strides", (1, 1)),
+                             node.attr("pads", (0,) * 4), node.attr("dilations", (1, 1)),
                              knobs=knobs)
+
+
+def avg_pool(node, x, knobs=None):
+    return _cpu().avg_pool2d(x, node.attr("kernel"), node.attr("strides", (1, 1)),
+                             node.attr("pads", (0,) * 4),
+                             bool(node.attr("count_include_pad", 0)), knobs=knobs)
 
 
 def dense(node, x, w, b=None, knobs=None):

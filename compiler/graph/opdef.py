@@ -29,6 +29,15 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
     qdq          "quantize" / "dequantize": a float <-> integer conversion (strip_qdq)
     accel_op     the op a node becomes when packed for the accelerator (pack_layout), if
                  another (alu -> accel_alu)
+    base_op      the GEMM a fused op computes before its requantising epilogue (accel_conv2d
+                 and qconv2d: conv2d); its inference gives the fused op's shape (infer_accel)
+    lower        (graph, node, cfg) -> exec.lower.AccelPlan: the accelerator kernel of an op
+                 the accelerator runs (graph/lowerings.py); a node placed on the accelerator
+                 is lowered when its op has one (exec/module.py), else runs on the CPU
+    folds        what a float op with constant weights [O, ...] (input 1) and bias (input 2)
+                 absorbs along output axis 1 (FOLDS; passes/fold_batch_norm), "" nothing
+    runs_body    the node runs the chain of nodes in its `body` attribute, each with its own
+                 kernel (fused_elementwise: the CPU fallback and the int8 reference)
     int8_op      the op an int8 group anchored at this op (quant "gemm") becomes, if another:
                  matmul -> batch_dense, whose weights are computed (passes/quantize_matmul)
     tune         (node, input types, graph, cfg) -> tune.Task or None: the tuning task of
@@ -77,6 +86,11 @@ EPILOGUE_STEPS = {
     "cast": "narrows to the `dtype` attribute",
 }
 QDQ_KINDS = ("", "quantize", "dequantize")
+#: what passes/fold_batch_norm folds into a float op (`OpDef.folds`)
+FOLDS = {
+    "bias": "an add of a per-channel constant joins the bias",
+    "affine": "that, and a batch norm: its per-channel scale multiplies the weights' rows",
+}
 
 
 @dataclass(frozen=True)
@@ -120,6 +134,10 @@ class OpDef:
     qdq: str = ""
     accel_op: str = ""
     int8_op: str = ""
+    base_op: str = ""
+    lower: Callable | None = None
+    folds: str = ""
+    runs_body: bool = False
     tune: Callable | None = None
     doc: str = ""
 
@@ -133,6 +151,9 @@ class OpDef:
         if self.epilogue and self.epilogue not in EPILOGUE_STEPS:
             raise GraphError(f"epilogue step of op {self.name!r} must be one of "
                              f"{sorted(EPILOGUE_STEPS)}, not {self.epilogue!r}")
+        if self.folds and self.folds not in FOLDS:
+            raise GraphError(f"folds of op {self.name!r} must be one of {sorted(FOLDS)}, "
+                             f"not {self.folds!r}")
         if self.qdq not in QDQ_KINDS:
             raise GraphError(f"qdq of op {self.name!r} must be one of {QDQ_KINDS}, "
                              f"not {self.qdq!r}")

@@ -30,3 +30,18 @@ def qdq_model(mobilenet_model):
     pytest.importorskip("onnxruntime.quantization")
     from vtalab.compiler.models import quantize_with_onnxruntime, random_samples
     return quantize_with_onnxruntime(mobilenet_model, random_samples((1, 3, SIZE, SIZE), 8))
+
+
+@pytest.fixture
+def define():
+    """Register op definitions for one test and remove them afterwards."""
+    from vtalab.compiler.graph.opdef import REGISTRY, known_ops, register
+    known_ops()                                   # the table is loaded before we add to it
+    added = []
+
+    def add(*opdefs):
+        register(*opdefs)
+        added.extend(d.name for d in opdefs)
+    yield add
+    for name in added:
+        REGISTRY.ops.pop(name)

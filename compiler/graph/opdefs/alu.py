@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import lowerings
 from ..ir import TensorType
 from ..opdef import OpDef, register
 from ..shapes import fail
@@ -66,6 +67,7 @@ register(
     OpDef("alu", infer_alu, reference=alu_value, int8=alu_value, int8_always=True,
           quant="alu", elementwise=True, accel_op="accel_alu", doc=__doc__.splitlines()[0]),
     OpDef("accel_alu", infer_alu, reference=alu_value, int8=alu_value, int8_always=True,
-          quant="alu", doc="alu on the accelerator, on packed operands (elementwise: the "
-                           "layout does not change the value)"),
+          quant="alu", lower=lowerings.alu,
+          doc="alu on the accelerator, on packed operands (elementwise: the layout does not "
+              "change the value)"),
 )

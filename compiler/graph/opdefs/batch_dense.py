@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import kernels_cpu as N
 from .. import kernels_int as I
+from .. import lowerings
 from .. import tune_tasks as T
 from ..batch_layout import pack_batched, unpack_batched
 from ..ir import TensorType
@@ -87,9 +88,11 @@ register(
           doc="y[g] = x[g] @ w[g]^T over [G, M, K] x [G, N, K] (the quantised MatMul of two "
               "computed operands)"),
     *[OpDef(op, infer_accel, cpu=cpu_fused, int8=int8_fused, int8_always=True,
-            quant="integer", macs=macs_batch_dense, tune=tune,
+            quant="integer", macs=macs_batch_dense, base_op="batch_dense", tune=tune,
+            lower=lowering,
             doc=f"batch_dense with accel_dense's requantising epilogue ({where})")
-      for op, where, tune in (("accel_batch_dense", "packed, on the accelerator",
-                               T.accel_batch_dense),
-                              ("qbatch_dense", "plain, on the CPU", None))],
+      for op, where, tune, lowering in (
+          ("accel_batch_dense", "packed, on the accelerator", T.accel_batch_dense,
+           lowerings.batch_dense),
+          ("qbatch_dense", "plain, on the CPU", None, None))],
 )

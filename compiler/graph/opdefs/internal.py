@@ -8,10 +8,12 @@ import numpy as np
 from .. import kernels_cpu as N
 from .. import kernels_int as I
 from .. import kernels_llvm as L
+from .. import lowerings
 from .. import tune_tasks as T
 from ..batch_layout import pack_batched, packed_batch_shape, unpack_batched
+from ..errors import GraphError
 from ..ir import Node, TensorType
-from ..opdef import OpDef, register
+from ..opdef import OpDef, op_of, opdef, register
 from ..shapes import fail, need
 from .nn import macs_conv, macs_dense
 
@@ -27,8 +29,20 @@ def infer_unpack(node, types):
     return [TensorType(tuple(node.attr("shape")), types[0].dtype)]
 
 
+def _base_op(node) -> str:
+    """The GEMM op a fused node computes before its epilogue (the op table's base_op)."""
+    base = op_of(node).base_op
+    if not base:
+        raise GraphError(f"base_op of fused op {node.op!r} must name the GEMM it computes "
+                         f"(opdef.py), not {base!r}")
+    return base
+
+
 def infer_accel(node, types):
     """Fused int8 operator (the contract the accelerator lowering implements).
+
+    The GEMM is the op's `base_op` in the op table (conv2d, dense, batch_dense); its type
+    inference gives the output's shape.
 
     inputs: x int8, w int8 (packed for accel_*), [bias int32], [residual int8]
             ("" marks an absent bias when a residual follows)
@@ -42,12 +56,18 @@ def infer_accel(node, types):
             out  = out_dtype(clip(acc, lo, hi))
     Shift amounts seen in practice fit the ALU's signed 5-bit field (-16..15)."""
     from ..ops import infer_types
-    base_op = node.op[len("accel_"):] if node.op.startswith("accel_") else node.op[1:]
-    base = Node(node.name, base_op, node.inputs[:2], node.outputs,
+    base = Node(node.name, _base_op(node), node.inputs[:2], node.outputs,
                 {k: v for k, v in node.attrs.items() if k in
                  ("strides", "pads", "dilations", "groups", "layout")})
     shape = infer_types(base, types[:2])[0].shape
     return [TensorType(shape, node.attr("out_dtype", "int8"))]
+
+
+def int8_accel(node, x, w, bias=None, residual=None):
+    """Fused int8 op: its base op's int8 GEMM, + bias, + aligned residual, >> shift, clip,
+    narrow."""
+    gemm = opdef(_base_op(node), node.name).int8
+    return I.requant(node, gemm(node, x, w), bias, residual)
 
 
 def infer_fused(node, types):
@@ -93,15 +113,18 @@ register(
               "`batch` leading axes kept (batch_layout.py)"),
     OpDef("unpack", infer_unpack, reference=_unpack, int8=_unpack, quant="integer"),
     OpDef("fused_elementwise", infer_fused, reference=ref_fused, quant="integer",
-          doc="a chain of elementwise nodes run as one"),
+          runs_body=True, doc="a chain of elementwise nodes run as one"),
     OpDef("lut", infer_lut, reference=lookup, int8=lookup, int8_always=True, quant="lookup",
           elementwise=True, doc="int8 -> int8 through a 256-entry table (y = table[x + 128])"),
-    *[OpDef(op, infer_accel, cpu=cpu, int8=I.accel, int8_always=True, quant="integer",
-            macs=macs, tune=tune, doc=infer_accel.__doc__.splitlines()[0], **llvm)
-      for op, cpu, macs, tune, llvm in (
-          ("accel_conv2d", N.qconv2d, macs_conv, T.accel_conv2d, {}),
-          ("accel_dense", N.qdense, macs_dense, T.accel_dense, {}),
-          ("qconv2d", N.qconv2d, macs_conv, T.qconv2d,
+    *[OpDef(op, infer_accel, cpu=cpu, int8=int8_accel, int8_always=True, quant="integer",
+            macs=macs, base_op=base, tune=tune, doc=infer_accel.__doc__.splitlines()[0],
+            **extra)
+      for op, base, cpu, macs, tune, extra in (
+          ("accel_conv2d", "conv2d", N.qconv2d, macs_conv, T.accel_conv2d,
+           dict(lower=lowerings.conv2d)),
+          ("accel_dense", "dense", N.qdense, macs_dense, T.accel_dense,
+           dict(lower=lowerings.dense)),
+          ("qconv2d", "conv2d", N.qconv2d, macs_conv, T.qconv2d,
            dict(llvm=L.qconv, llvm_when=L.when_qconv, llvm_exact=True)),
-          ("qdense", N.qdense, macs_dense, None, {}))],
+          ("qdense", "dense", N.qdense, macs_dense, None, {}))],
 )

@@ -76,11 +76,11 @@ def ref_pool_nd(node, x):
 
 
 register(
-    OpDef("max_pool", infer_pool, reference=ref_max_pool, cpu=N.max_pool, llvm=L.pool,
+    OpDef("max_pool", infer_pool, reference=ref_max_pool, cpu=N.max_pool, llvm=L.max_pool,
           llvm_when=L.when_max_pool, llvm_exact=True, int8=I.max_pool, quant="int8",
           keeps_range=True, tune=T.max_pool,
           doc="2-D max pooling; pads (top, left, bottom, right); ceil_mode, dilations"),
-    OpDef("avg_pool", infer_pool, reference=ref_avg_pool, cpu=N.avg_pool, llvm=L.pool,
+    OpDef("avg_pool", infer_pool, reference=ref_avg_pool, cpu=N.avg_pool, llvm=L.avg_pool,
           llvm_when=L.when_avg_pool, tune=T.avg_pool,
           doc="2-D average pooling; count_include_pad, ceil_mode"),
     OpDef("pool_nd", infer_pool_nd, reference=ref_pool_nd,

@@ -3,15 +3,19 @@
     conv2d(x, W, b) -> batch_norm(g, beta, mean, var)
         ==  conv2d(x, W * g/sqrt(var+eps), (b - mean) * g/sqrt(var+eps) + beta)
 
-A batch norm not fed by a foldable convolution becomes mul + add with constant operands.
-An `add` of a per-channel constant after conv2d/dense becomes that node's bias, also across
-a reshape that keeps a dense's last axis (what MatMul [..., K] x [K, N] + bias imports as:
-reshape -> dense -> reshape -> add), so the bias joins the int8 GEMM's epilogue."""
+What folds into which op is the op table's `folds` (opdef.py FOLDS): conv2d takes batch
+norms ("affine"), conv2d and dense take bias adds ("bias"), along their weights' output
+axis. A batch norm not fed by a foldable op becomes mul + add with constant operands.
+An `add` of a per-channel constant after such an op becomes that node's bias, also across
+a reshape that keeps the op's channel axis last (what MatMul [..., K] x [K, N] + bias
+imports as: reshape -> dense -> reshape -> add), so the bias joins the int8 GEMM's
+epilogue."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..ir import Graph, Node
+from ..opdef import op_of
 from .rewrite import PassContext, Rewriter, single_consumer
 
 
@@ -24,9 +28,14 @@ def _bn_params(rw: Rewriter, node: Node):
     return scale, beta - mean * scale
 
 
+def _is_add(node: Node) -> bool:
+    return op_of(node).epilogue == "add"
+
+
 def _foldable_conv(graph: Graph, rw: Rewriter, node: Node):
-    """The batch_norm / bias add consuming a float conv2d/dense with constant weights."""
-    if node.op not in ("conv2d", "dense") or graph.types[node.outputs[0]].dtype != "float32":
+    """The batch_norm / bias add consuming a float op that folds (conv2d, dense) with
+    constant weights."""
+    if not op_of(node).folds or graph.types[node.outputs[0]].dtype != "float32":
         return None
     if rw.constant_value(node.inputs[1]) is None:
         return None
@@ -36,7 +45,7 @@ def _foldable_conv(graph: Graph, rw: Rewriter, node: Node):
 
 
 def _bias_of(graph: Graph, rw: Rewriter, add: Node, value: str, channels: int, rank: int):
-    if add.op != "add":
+    if not _is_add(add):
         return None
     other = add.inputs[1] if add.inputs[0] == value else add.inputs[0]
     array = rw.constant_value(other)
@@ -51,13 +60,15 @@ def _bias_of(graph: Graph, rw: Rewriter, add: Node, value: str, channels: int, r
 
 
 def _bias_after_reshape(graph: Graph, rw: Rewriter, dense: Node, reshape: Node):
-    """(add node, bias) where `reshape` keeps the dense's last axis and a constant of that
-    axis' size is added to it (broadcast over the other axes only)."""
-    n = graph.types[dense.outputs[0]].shape[-1]
+    """(add node, bias) where `dense`'s channel axis (1) is its output's last, `reshape`
+    keeps that axis and a constant of that axis' size is added to it (broadcast over the
+    other axes only)."""
+    dense_out = graph.types[dense.outputs[0]]
+    n = dense_out.shape[-1]
     out = graph.types[reshape.outputs[0]]
     add = single_consumer(graph, reshape.outputs[0])
-    if dense.op != "dense" or reshape.op != "reshape" or out.shape[-1] != n or \
-            add is None or add.op != "add":
+    if dense_out.rank != 2 or reshape.op != "reshape" or out.shape[-1] != n or \
+            add is None or not _is_add(add):
         return None
     other = add.inputs[1] if add.inputs[0] == reshape.outputs[0] else add.inputs[0]
     array = rw.constant_value(other)
@@ -78,7 +89,7 @@ def _fold_bias_after_reshape(graph: Graph, rw: Rewriter, dense: Node, reshape: N
     b = rw.constant_value(dense.inputs[2]).astype(np.float64) \
         if len(dense.inputs) > 2 and dense.inputs[2] else np.zeros(w.shape[0])
     bc = rw.const((b + bias).astype(np.float32), hint=f"{dense.name}_b")
-    rw.emit_node("dense", [rw.value(dense.inputs[0]), rw.value(dense.inputs[1]), bc],
+    rw.emit_node(dense.op, [rw.value(dense.inputs[0]), rw.value(dense.inputs[1]), bc],
                  dict(dense.attrs), dense.name, dense.outputs)
     rw.alias(add.outputs[0], reshape.outputs[0])
     ranges = rw.b.meta.get("activation_ranges")
@@ -109,11 +120,12 @@ def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
                 if len(node.inputs) > 2 and node.inputs[2] else np.zeros(w.shape[0])
             out_rank = graph.types[node.outputs[0]].rank
             folded = None
-            if user.op == "batch_norm" and node.op == "conv2d":
+            if user.op == "batch_norm" and op_of(node).folds == "affine":
                 params = _bn_params(rw, user)
                 if params is not None:
                     scale, shift = params
-                    folded = (w * scale.reshape(-1, 1, 1, 1), b * scale + shift)
+                    rows = scale.reshape((-1,) + (1,) * (w.ndim - 1))
+                    folded = (w * rows, b * scale + shift)
             else:
                 bias = _bias_of(graph, rw, user, node.outputs[0], w.shape[0], out_rank)
                 if bias is not None:

@@ -81,7 +81,9 @@ def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
     group = Group(anchor)
     user = single_consumer(graph, anchor.outputs[0])
     out = anchor.outputs[0]
-    if user is not None and user.op == "add" and user.name not in taken and not computed:
+    # a residual add becomes the add step of the GEMM's epilogue (opdef.EPILOGUE_STEPS)
+    if user is not None and op_of(user).epilogue == "add" and user.name not in taken and \
+            not computed:
         other = user.inputs[1] if user.inputs[0] == out else user.inputs[0]
         if not graph.is_constant(other) and other != out and \
                 graph.types[other] == graph.types[out] == graph.types[user.outputs[0]]:

@@ -1,6 +1,7 @@
 """The passes and the tuner read the op table, not op-name strings: an operator defined in
 one place (one `register(OpDef(...))`, here in the test) is picked up by partition, fuse,
-pack_layout, strip_qdq, the quantiser's clip handling and the tuner's task extraction."""
+pack_layout, strip_qdq, the quantiser's clip handling and the tuner's task extraction (the
+`define` fixture: tests/compiler/conftest.py)."""
 import numpy as np
 import pytest
 
@@ -9,7 +10,7 @@ from vtalab.compiler.graph import kernels_int as I
 from vtalab.compiler.graph import kernels_llvm as L
 from vtalab.compiler.graph import tune_tasks as T
 from vtalab.compiler.graph.errors import GraphError
-from vtalab.compiler.graph.opdef import REGISTRY, Gemm, OpDef, known_ops, opdef, register
+from vtalab.compiler.graph.opdef import Gemm, OpDef, known_ops, opdef
 from vtalab.compiler.graph.opdefs.nn import infer_dense
 from vtalab.compiler.graph.passes import PassContext
 from vtalab.compiler.graph.passes.fuse import fuse
@@ -21,20 +22,6 @@ from vtalab.compiler.graph.shapes import same_type
 from vtalab.spec import preset
 
 CTX = PassContext(config=preset("default"))
-
-
-@pytest.fixture
-def define():
-    """Register ops for one test and remove them afterwards."""
-    known_ops()                                   # the table is loaded before we add to it
-    added = []
-
-    def add(*opdefs):
-        register(*opdefs)
-        added.extend(d.name for d in opdefs)
-    yield add
-    for name in added:
-        REGISTRY.ops.pop(name)
 
 
 def _int8_gemm_chain(op: str, shift_op: str = "shr", **gemm_attrs):
@@ -157,5 +144,7 @@ def test_every_gemm_fuses_into_ops_of_the_table():
     for name in known_ops():
         gemm = opdef(name).gemm
         if gemm is not None:
-            assert opdef(gemm.accel_op).tune is not None, name
-            assert opdef(gemm.cpu_op).quant == "integer", name
+            accel, cpu = opdef(gemm.accel_op), opdef(gemm.cpu_op)
+            assert accel.tune is not None and accel.lower is not None, name
+            assert cpu.quant == "integer", name
+            assert accel.base_op == cpu.base_op == name
