@@ -62,7 +62,7 @@ from . import pipe_hazard
 from .alu_stages import AluStages
 from .gemm import element_view
 from .error_latch import LAG_BITS
-from .gemm_tree import GemmTree
+from .gemm_tree import GemmTree, wide_arithmetic
 from .index_check import index_check
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
@@ -169,7 +169,7 @@ class ExecPipe(wiring.Component):
         # the acc row, with in-flight results forwarded into it (stages 8 and 9)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
-        acc_row = self._forwarded_row(m, valid, dst, gemm, accd4, results)
+        acc_row = self._forwarded_row(m, platform, valid, dst, gemm, accd4, results)
         # stage 9: accumulate
         acc = element_view(cfg, "acc", acc_row)
         total = Signal(acc_bits)
@@ -247,7 +247,7 @@ class ExecPipe(wiring.Component):
                 idx)
 
     @staticmethod
-    def _forwarded_row(m, valid, dst, gemm, accd4, results):
+    def _forwarded_row(m, platform, valid, dst, gemm, accd4, results):
         """The acc row for the micro-op in the accumulate stage A: the newest in-flight
         result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in
         stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
@@ -275,14 +275,29 @@ class ExecPipe(wiring.Component):
         # stage A-1: the newest result's select for A; the older ones forwarded
         newest = Signal(name=f"fwd{a}_1")
         m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]))
-        row = Mux(none, rows[a - 1], 0)
-        for d, sel in sels:
-            row = row | Mux(sel, results[a - 1 + d], 0)
+        row = _select_one(none, rows[a - 1], [(sel, results[a - 1 + d]) for d, sel in sels],
+                          priority=wide_arithmetic(platform))
         rows[a] = Signal.like(accd4, name=f"acc{a}", reset_less=True)
         with m.If(gemm[a - 1]):
             m.d.sync += rows[a].eq(row)
         # stage A
         return Mux(newest, results[WRITE_STAGE], rows[a])
+
+
+def _select_one(first_sel, first, others, priority: bool):
+    """The value whose select is high; the selects are one-hot or all low (then 0). As an
+    AND-OR for synthesis (no priority chain on the FPGA's critical path); as a priority
+    chain for simulators (the same value: Verilator then copies one row instead of
+    masking and ORing every candidate)."""
+    if priority:
+        row = 0
+        for sel, value in reversed(others):
+            row = Mux(sel, value, row)
+        return Mux(first_sel, first, row)
+    row = Mux(first_sel, first, 0)
+    for sel, value in others:
+        row = row | Mux(sel, value, 0)
+    return row
 
 
 def _any(bits):

@@ -79,11 +79,13 @@ class GemmTree:
         return (acc_element + tree_total)[:self.cfg.acc_bits]
 
     def _extend(self, element):
-        """``element`` sign-extended to acc_bits by arithmetic ((x ^ top) - top, modulo
-        2**acc_bits): Amaranth writes a sign extension as a concatenation of copies of
-        the sign bit, which Verilator assembles bit by bit."""
-        top, bits = 1 << (len(element) - 1), self.cfg.acc_bits
-        return ((element.as_unsigned() ^ top) + ((1 << bits) - top))[:bits]
+        """``element`` sign-extended to acc_bits by arithmetic (((x + top) mod 2**n) - top,
+        modulo 2**acc_bits): Amaranth writes a sign extension as a concatenation of copies
+        of the sign bit, which Verilator assembles bit by bit, and Yosys rewrites the
+        equivalent ``x ^ top`` into bit operations (twice the instructions per element)."""
+        width, bits = len(element), self.cfg.acc_bits
+        top = 1 << (width - 1)
+        return ((element.as_unsigned() + top)[:width] + ((1 << bits) - top))[:bits]
 
     def _stage4_operands(self, enable):
         """The operands as registered in stage 4: on ECP5 boards inside each DSP (the enable

@@ -14,6 +14,7 @@ one layer overlapping nothing of the next) use the single-process path (``jobs=1
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import numpy as np
 
@@ -24,16 +25,29 @@ from .profile import Profile, StepRecord
 _DEVICES: dict = {}
 
 
+def _device(cfg, dram_bytes: int):
+    """This worker's RTL device for ``cfg``, opened once."""
+    from vtalab.runtime import open_device
+    key = (cfg.fingerprint(), dram_bytes)
+    if key not in _DEVICES:
+        # the programs passed the runtime's validator on the functional-simulator run
+        _DEVICES[key] = open_device("rtl", cfg, dram_bytes=dram_bytes, validate=False)
+    return _DEVICES[key]
+
+
+def _warm_device(cfg, dram_bytes: int) -> None:
+    """Pool initializer: open the device early; a failure is left for ``_rtl_step`` to
+    report with its message (a failing initializer would only break the pool)."""
+    try:
+        _device(cfg, dram_bytes)
+    except Exception:
+        pass
+
+
 def _rtl_step(item):
     """Worker: (config, program, inputs, expected outputs, DRAM bytes) -> (counters, error)."""
     cfg, program, inputs, expected, dram_bytes = item
-    from vtalab.runtime import open_device
-    key = (cfg.fingerprint(), dram_bytes)
-    dev = _DEVICES.get(key)
-    if dev is None:
-        # the programs passed the runtime's validator on the functional-simulator run
-        dev = _DEVICES[key] = open_device("rtl", cfg, dram_bytes=dram_bytes, validate=False)
-    outputs, counters = program.run_io(dev, inputs)
+    outputs, counters = program.run_io(_device(cfg, dram_bytes), inputs)
     for name, want in expected.items():
         got = outputs[name]
         if not np.array_equal(got, want):
@@ -63,14 +77,15 @@ def run_parallel_rtl(module, feeds, jobs: int = 2, progress=None):
     from vtalab.compiler.tune.executor import LocalExecutor
     from .runner import run_module
     start = time.perf_counter()
-    values, fsim = run_module(module, feeds, backend="fsim", keep=True)
     steps = [s for s in module.steps if s.target == "accel"]
     dram = max([s.kernel.dram_bytes() + sum(b.nbytes for b in s.kernel.buffers)
                 for s in steps] + [1 << 20]) + (4 << 20)
-    items = [_step_item(module, s, values, dram) for s in steps]
     order = sorted(range(len(steps)), key=lambda i: -steps[i].info.get("macs", 0))
     records: dict = {}
-    with LocalExecutor(jobs=jobs) as ex:
+    with LocalExecutor(jobs=jobs, initializer=partial(_warm_device, module.cfg, dram)) as ex:
+        ex.prestart()                  # the workers start while the fsim runs the model
+        values, fsim = run_module(module, feeds, backend="fsim", keep=True)
+        items = [_step_item(module, s, values, dram) for s in steps]
         for done, (k, outcome) in enumerate(ex.map(_rtl_step, [items[i] for i in order]), 1):
             step = steps[order[k]]
             if outcome.error is not None:

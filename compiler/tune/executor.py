@@ -71,6 +71,13 @@ class LocalExecutor(Executor):
                                                 initializer=self.initializer)
         return self._pool
 
+    def prestart(self) -> None:
+        """Start every worker now, so that their start-up (imports, the initializer) runs
+        while the caller does something else; ``map`` then finds them ready."""
+        pool = self._get_pool()
+        for _ in range(self.jobs):
+            pool.submit(_nothing)
+
     def _kill_pool(self) -> None:
         pool, self._pool = self._pool, None
         if pool is None:
@@ -133,6 +140,10 @@ class LocalExecutor(Executor):
             return set()
         now = time.monotonic()
         return {i for i, start in running.values() if now - start > self.timeout}
+
+
+def _nothing() -> None:
+    return None
 
 
 def _start_method() -> str:

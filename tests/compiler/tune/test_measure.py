@@ -4,6 +4,7 @@ worker and times out a hung one."""
 import os
 import signal
 import time
+from functools import partial
 
 import numpy as np
 import pytest
@@ -113,6 +114,34 @@ def test_executor_retries_a_killed_worker_and_times_out_a_hung_one(tmp_path):
     assert got[3].error == "timeout after 8 s"
     assert [got[i].value for i in (0, 2, 4)] == [("ok", 1), ("ok", 2), ("ok", 3)]
     assert np.all([got[i].error is None for i in (0, 1, 2, 4)])
+
+
+_STARTED: list = []
+
+
+def _note_start(path):
+    _STARTED.append(os.getpid())
+    with open(path, "a") as f:
+        f.write(f"{os.getpid()}\n")
+
+
+def _worker_pid(_item):
+    return os.getpid() if _STARTED else None
+
+
+def test_prestarted_workers_have_run_their_initializer(tmp_path):
+    started = tmp_path / "started"
+    with LocalExecutor(jobs=2, initializer=partial(_note_start, str(started))) as ex:
+        ex.prestart()                              # nothing mapped yet: both start anyway
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (not started.exists()
+                                               or len(started.read_text().split()) < 2):
+            time.sleep(0.05)
+        pids = started.read_text().split()
+        assert len(pids) == 2
+        got = dict(ex.map(_worker_pid, range(6)))
+    assert started.read_text().split() == pids     # the same two workers ran the items
+    assert {str(o.value) for o in got.values()} <= set(pids)
 
 
 @pytest.mark.parametrize("op,broadcast,shift", [("add", False, 3), ("mul", True, 0),
