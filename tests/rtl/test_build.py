@@ -32,6 +32,15 @@ def test_source_change_gives_a_new_build_path(monkeypatch, tmp_path):
     assert build.build_path(preset("tiny"), trace="vcd") != after
 
 
+def test_another_arch_is_a_separate_build_and_a_bad_one_is_refused():
+    native = build.build_path(preset("tiny"))
+    portable = build.build_path(preset("tiny"), arch="x86-64-v3")
+    assert portable != native and portable.name.endswith("-x86-64-v3")
+    assert build.build_path(preset("tiny"), arch="native") == native
+    with pytest.raises(build.SimError, match="arch must be a -march target.*'native; rm'"):
+        build.build_path(preset("tiny"), arch="native; rm")
+
+
 def test_hashed_sources_cover_the_hardware_and_the_harness():
     names = {p.name for p in build._hashed_files()}
     assert {"core.py", "isa.py", "regs.py", "harness.cpp", "codegen.py"} <= names
