@@ -8,7 +8,7 @@ All run the same GEMM-heavy program (a blocked int8 matmul, >= 1 M cycles on
                               [--no-cocotb] [--callgrind-cycles N]
 
 ``--cocotb-cycles`` stops the (slow) cocotb run after N cycles: its rate is measured on
-that prefix of the program (0 = run it to the end). ``--callgrind-cycles N`` (0: skip)
+that prefix of the program (0 = run it to the end). ``--callgrind-cycles N`` (default 0: skip)
 runs the first N cycles under valgrind's callgrind, counting only the instructions in the
 RTL library's own code (the model, its AXI memory and the harness), on a build for
 x86-64-v3 (valgrind does not run AVX-512): the number a simulator change should lower,
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -73,7 +74,11 @@ def run_callgrind(cfg, program_file, cycles, dram_bytes):
     if shutil.which("valgrind") is None:
         return {"error": "callgrind unavailable: valgrind is not on PATH"}
     from vtalab.sim.rtl.build import library
-    lib = library(cfg, arch=CALLGRIND_ARCH, echo=print)
+    from vtalab.spec.errors import SimError
+    try:
+        lib = library(cfg, arch=CALLGRIND_ARCH, echo=print)
+    except SimError as exc:                         # e.g. not an x86-64 host
+        return {"error": f"callgrind build unavailable: {exc}"}
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "callgrind.out"
         proc = subprocess.run(
@@ -81,9 +86,11 @@ def run_callgrind(cfg, program_file, cycles, dram_bytes):
              __file__, "--callgrind-child", str(program_file), str(lib), str(cycles),
              str(dram_bytes)], capture_output=True, text=True)
         if proc.returncode != 0 or not out.exists():
-            return {"error": f"callgrind run failed (exit {proc.returncode}): "
-                             f"{proc.stderr.strip().splitlines()[-1:]}"}
+            last = (proc.stderr.strip().splitlines() or [""])[-1]
+            return {"error": f"callgrind run failed (exit {proc.returncode}): {last}"}
         spent = object_instructions(out.read_text(), str(lib))
+    if not spent:
+        return {"error": f"callgrind recorded no instructions in {lib}"}
     ran = json.loads(proc.stdout.strip().splitlines()[-1])["cycles"]
     return {"cycles": ran, "instructions": spent,
             "instructions_per_cycle": round(spent / ran), "arch": CALLGRIND_ARCH}
@@ -93,20 +100,21 @@ def object_instructions(profile: str, obj: str) -> int:
     """Instructions executed in the code of shared object ``obj`` (its functions' own
     costs) in a callgrind profile: the model and its harness, not Python's start-up."""
     names, current, total, skip_next = {}, None, 0, False
+    target = os.path.realpath(obj)
     for line in profile.splitlines():
         named = re.match(r"(c?ob)=\((\d+)\)(?: (.*))?$", line)
         if named:
             if named.group(3):
                 names[named.group(2)] = named.group(3)
             if named.group(1) == "ob":
-                current = names.get(named.group(2))
+                current = os.path.realpath(names.get(named.group(2), ""))
             continue
         if line.startswith("calls="):
             skip_next = True                        # the next cost line is the callee's
             continue
         cost = re.match(r"[+-]?\d+ (\d+)$|\* (\d+)$", line)
         if cost:
-            if not skip_next and current == obj:
+            if not skip_next and current == target:
                 total += int(cost.group(1) or cost.group(2))
             skip_next = False
     return total
@@ -157,7 +165,8 @@ def main() -> int:
     parser.add_argument("--size", type=int, nargs=3, default=(512, 1024, 512))
     parser.add_argument("--cocotb-cycles", type=int, default=100_000)
     parser.add_argument("--no-cocotb", action="store_true")
-    parser.add_argument("--callgrind-cycles", type=int, default=200_000)
+    parser.add_argument("--callgrind-cycles", type=int, default=0,
+                        help="also count instructions per cycle over this many (0: skip)")
     args = parser.parse_args()
     cfg = load_config(args.config)
     dram_bytes = 64 << 20

@@ -62,10 +62,11 @@ from . import pipe_hazard
 from .alu_stages import AluStages
 from .gemm import element_view
 from .error_latch import LAG_BITS
-from .gemm_tree import GemmTree, wide_arithmetic
+from .gemm_tree import GemmTree
 from .index_check import index_check
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
+from .verilog import for_simulator
 
 # WRITE_STAGE (the accumulator write) and EXEC_FRONT (the registers in front of stage 2)
 # live in spec/timing.py, where the cost models read the pipe's latency from them
@@ -276,7 +277,7 @@ class ExecPipe(wiring.Component):
         newest = Signal(name=f"fwd{a}_1")
         m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]))
         row = _select_one(none, rows[a - 1], [(sel, results[a - 1 + d]) for d, sel in sels],
-                          priority=wide_arithmetic(platform))
+                          priority=for_simulator(platform))
         rows[a] = Signal.like(accd4, name=f"acc{a}", reset_less=True)
         with m.If(gemm[a - 1]):
             m.d.sync += rows[a].eq(row)

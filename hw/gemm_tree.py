@@ -9,7 +9,7 @@ Two elaborations compute the same accumulator values:
 - *exact* (synthesis, the default): int8 operands, int16 products (on ECP5 boards that ask
   for it in the MULT18X18D's input and output registers, hw/ecp5_dsp.py), each tree level
   one bit wider: the narrowest adders;
-- *wide* (cycle simulators, ``platform.vtalab_wide_arithmetic``): operands sign-extended
+- *wide* (cycle simulators, ``hw.verilog.for_simulator``): operands sign-extended
   once when registered, every product and sum at the accumulator's width, wrapping.
   Wrapping is exact here because the accumulate keeps only ``acc_bits`` anyway (sums and
   products modulo 2**acc_bits commute with the final truncation). Verilator stores a
@@ -25,10 +25,7 @@ from vtalab.spec import Config
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
 from .registers import enabled_register
-
-
-def wide_arithmetic(platform) -> bool:
-    return bool(getattr(platform, "vtalab_wide_arithmetic", False))
+from .verilog import for_simulator
 
 
 class GemmTree:
@@ -37,7 +34,7 @@ class GemmTree:
 
     def __init__(self, m: Module, cfg: Config, platform):
         self.m, self.cfg, self.platform = m, cfg, platform
-        self.wide = wide_arithmetic(platform)
+        self.wide = for_simulator(platform)
 
     def operands(self, inp_data, wgt_data, enable) -> None:
         """Register the SRAM read data of the inp and wgt entries (stage 3)."""

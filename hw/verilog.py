@@ -21,8 +21,15 @@ SIMULATION_PASSES = ("proc", "opt_expr", "opt_clean", "opt_dff", "opt_merge", "o
 
 class SimulatorPlatform:
     """What the Core is elaborated for when a cycle simulator runs it: the GEMM at the
-    accumulator's width (hw/gemm_tree.py), the same values as the synthesized datapath."""
-    vtalab_wide_arithmetic = True
+    accumulator's width (hw/gemm_tree.py) and the forwarded row as a priority chain
+    (hw/exec_pipe.py), the same values as the synthesized datapath."""
+    vtalab_simulator = True
+
+
+def for_simulator(platform) -> bool:
+    """Whether ``platform`` is a cycle simulator's (:class:`SimulatorPlatform`): logic
+    may then take the form Verilator runs fastest, computing the same values."""
+    return bool(getattr(platform, "vtalab_simulator", False))
 
 
 @contextmanager

@@ -83,7 +83,8 @@ def run_parallel_rtl(module, feeds, jobs: int = 2, progress=None):
     order = sorted(range(len(steps)), key=lambda i: -steps[i].info.get("macs", 0))
     records: dict = {}
     with LocalExecutor(jobs=jobs, initializer=partial(_warm_device, module.cfg, dram)) as ex:
-        ex.prestart()                  # the workers start while the fsim runs the model
+        if steps:
+            ex.prestart(len(steps))    # the workers start while the fsim runs the model
         values, fsim = run_module(module, feeds, backend="fsim", keep=True)
         items = [_step_item(module, s, values, dram) for s in steps]
         for done, (k, outcome) in enumerate(ex.map(_rtl_step, [items[i] for i in order]), 1):

@@ -210,7 +210,18 @@ def _load() -> Registry:
     if not _LOADED:
         _LOADED = True
         importlib.import_module(f"{__package__}.opdefs")
+        check_base_ops(REGISTRY.ops)
     return REGISTRY
+
+
+def check_base_ops(ops: dict) -> None:
+    """Every fused GEMM op (typed by ``infer_accel``) names the registered GEMM it computes
+    (``base_op``): checked when the table is loaded, not when a node is first typed."""
+    from .opdefs.internal import infer_accel
+    for op in ops.values():
+        if (op.infer is infer_accel or op.base_op) and op.base_op not in ops:
+            raise GraphError(f"base_op of fused op {op.name!r} must name a registered op "
+                             f"(its GEMM), not {op.base_op!r}")
 
 
 def register(*opdefs: OpDef) -> None:

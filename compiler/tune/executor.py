@@ -71,12 +71,19 @@ class LocalExecutor(Executor):
                                                 initializer=self.initializer)
         return self._pool
 
-    def prestart(self) -> None:
-        """Start every worker now, so that their start-up (imports, the initializer) runs
-        while the caller does something else; ``map`` then finds them ready."""
+    def prestart(self, workers: int | None = None) -> None:
+        """Start ``workers`` (default: all) workers now, so that their start-up (imports,
+        the initializer) runs while the caller does something else; ``map`` then finds
+        them ready."""
         pool = self._get_pool()
-        for _ in range(self.jobs):
+        for _ in range(min(self.jobs, self.jobs if workers is None else workers)):
             pool.submit(_nothing)
+
+    def __exit__(self, exc_type, *exc):
+        if exc_type is None:
+            self.close()
+        else:                       # do not wait for workers still starting up or running
+            self._kill_pool()
 
     def _kill_pool(self) -> None:
         pool, self._pool = self._pool, None
@@ -100,7 +107,16 @@ class LocalExecutor(Executor):
             while queue and len(running) < self.jobs:
                 i = queue.pop(0)
                 attempts[i] += 1
-                running[self._get_pool().submit(fn, items[i])] = (i, time.monotonic())
+                try:
+                    running[self._get_pool().submit(fn, items[i])] = (i, time.monotonic())
+                except cf.process.BrokenProcessPool:     # a worker died as it started
+                    queue[:0] = [i] + [k for k, _ in running.values()]
+                    running.clear()
+                    self._kill_pool()
+                    if attempts[i] > self.retries:
+                        queue.remove(i)
+                        yield i, Outcome(None, f"worker died ({attempts[i]} attempts)",
+                                         attempts[i])
             done, _ = cf.wait(running, timeout=self._wait_s(running),
                               return_when=cf.FIRST_COMPLETED)
             broken = False

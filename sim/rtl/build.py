@@ -1,6 +1,7 @@
 """Verilate ``Core(cfg)`` with the native harness into a shared library, cached.
 
-A build lives in ``<cache>/rtl/<config fingerprint>-<source hash>[-trace]/``. The source
+A build lives in ``<cache>/rtl/<config fingerprint>-<source hash>[-trace][-arch]/`` (arch
+only when not ``native``). The source
 hash covers every file that shapes the hardware or the harness (hw/, the spec files, this
 package's C++ and generators) and the tool versions, so a stale build is never reused and
 looking one up needs no Verilog generation (well under a second). Builds are serialised
@@ -156,8 +157,9 @@ def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE)
     defines = {None: ["-DVM_TRACE=0"], "vcd": ["-DVM_TRACE=1", "-DVM_TRACE_VCD=1"],
                "fst": ["-DVM_TRACE=1", "-DVM_TRACE_FST=1"]}[trace]
     defines.append(f"-DVT_FAST_EDGE={int(_has_edge_state(work))}")
-    _run(["g++", *_flags(CXX_FLAGS, arch), *defines, "-I", "obj", "-I", ".", "-I", str(root / "include"),
-          "-I", str(root / "include" / "vltstd"), "harness.cpp", "obj/Vtop__ALL.a",
+    _run(["g++", *_flags(CXX_FLAGS, arch), *defines, "-I", "obj", "-I", ".",
+          "-I", str(root / "include"), "-I", str(root / "include" / "vltstd"),
+          "harness.cpp", "obj/Vtop__ALL.a",
           "obj/libverilated.a", "-o", LIB_NAME, "-pthread", *(["-lz"] if trace == "fst" else [])],
          work, env)
     shutil.rmtree(work / "obj")                      # ~100 MB of objects, not needed now

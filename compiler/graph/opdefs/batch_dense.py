@@ -22,7 +22,7 @@ from ..batch_layout import pack_batched, unpack_batched
 from ..ir import TensorType
 from ..opdef import Gemm, OpDef, register
 from ..shapes import acc_dtype, fail, need, packed
-from .internal import infer_accel
+from .internal import infer_accel, int8_accel
 
 
 def infer_batch_dense(node, types):
@@ -73,10 +73,6 @@ def ref_batch_dense(node, x, w):
     return np.matmul(x, w.transpose(0, 2, 1)).astype(x.dtype)
 
 
-def int8_fused(node, x, w, bias=None, residual=None):
-    return I.requant(node, int8_batch_dense(node, x, w), bias, residual)
-
-
 def cpu_fused(node, x, w, bias=None, residual=None):
     return N.requant_epilogue(node, cpu_batch_dense(node, x, w), bias, residual)
 
@@ -87,7 +83,7 @@ register(
           gemm=Gemm("accel_batch_dense", "qbatch_dense", computed_weights=True, batched=True),
           doc="y[g] = x[g] @ w[g]^T over [G, M, K] x [G, N, K] (the quantised MatMul of two "
               "computed operands)"),
-    *[OpDef(op, infer_accel, cpu=cpu_fused, int8=int8_fused, int8_always=True,
+    *[OpDef(op, infer_accel, cpu=cpu_fused, int8=int8_accel, int8_always=True,
             quant="integer", macs=macs_batch_dense, base_op="batch_dense", tune=tune,
             lower=lowering,
             doc=f"batch_dense with accel_dense's requantising epilogue ({where})")

@@ -29,10 +29,12 @@ def _bn_params(rw: Rewriter, node: Node):
 
 
 def _is_add(node: Node) -> bool:
+    """A plain elementwise addition: the op table's ops whose epilogue step is "add" (an
+    op that adds differently, e.g. saturating, would need its own epilogue step)."""
     return op_of(node).epilogue == "add"
 
 
-def _foldable_conv(graph: Graph, rw: Rewriter, node: Node):
+def _folding_target(graph: Graph, rw: Rewriter, node: Node):
     """The batch_norm / bias add consuming a float op that folds (conv2d, dense) with
     constant weights."""
     if not op_of(node).folds or graph.types[node.outputs[0]].dtype != "float32":
@@ -108,7 +110,7 @@ def fold_batch_norm(graph: Graph, ctx: PassContext) -> Graph:
     for node in graph.nodes:
         if node.name in skip:
             continue
-        user = _foldable_conv(graph, rw, node)
+        user = _folding_target(graph, rw, node)
         if user is not None and user.op == "reshape":
             add = _fold_bias_after_reshape(graph, rw, node, user)
             if add is not None:

@@ -148,3 +148,16 @@ def test_every_gemm_fuses_into_ops_of_the_table():
             assert accel.tune is not None and accel.lower is not None, name
             assert cpu.quant == "integer", name
             assert accel.base_op == cpu.base_op == name
+
+
+def test_a_fused_gemm_op_without_its_base_op_is_refused_when_the_table_loads():
+    from vtalab.compiler.graph.opdef import check_base_ops
+    from vtalab.compiler.graph.opdefs.internal import infer_accel
+    ops = {"dense": opdef("dense")}
+    for bad, shown in (("", "''"), ("densely", "'densely'")):
+        ops["mm_fused"] = OpDef("mm_fused", infer_accel, base_op=bad, quant="integer")
+        with pytest.raises(GraphError, match=f"base_op of fused op 'mm_fused' must name a "
+                                             f"registered op \\(its GEMM\\), not {shown}"):
+            check_base_ops(ops)
+    ops["mm_fused"] = OpDef("mm_fused", infer_accel, base_op="dense", quant="integer")
+    check_base_ops(ops)

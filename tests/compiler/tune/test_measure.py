@@ -144,6 +144,33 @@ def test_prestarted_workers_have_run_their_initializer(tmp_path):
     assert {str(o.value) for o in got.values()} <= set(pids)
 
 
+def _die_once(marker):
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
+    os.kill(os.getpid(), signal.SIGKILL)               # the first worker dies starting up
+
+
+def test_a_worker_killed_while_starting_up_costs_no_item(tmp_path):
+    marker = str(tmp_path / "died")
+    with LocalExecutor(jobs=2, retries=2, initializer=partial(_die_once, marker)) as ex:
+        ex.prestart()
+        time.sleep(1.0)                                # let it die before anything is mapped
+        got = dict(ex.map(_sleep_or_die, [("ok", k) for k in range(4)]))
+    assert os.path.exists(marker)
+    assert [got[k].value for k in range(4)] == [("ok", k) for k in range(4)]
+
+
+def test_leaving_with_an_error_does_not_wait_for_workers_starting_up(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="caller failed"):
+        with LocalExecutor(jobs=2, initializer=partial(time.sleep, 30)) as ex:
+            ex.prestart()
+            raise RuntimeError("caller failed")
+    assert time.monotonic() - start < 20
+
+
 @pytest.mark.parametrize("op,broadcast,shift", [("add", False, 3), ("mul", True, 0),
                                                 ("min", True, 2)])
 def test_alu_elementwise_points_match_the_reference(op, broadcast, shift):
