@@ -3,6 +3,7 @@
     python bench/fpga.py                       # every open-flow board preset + ULX3S shapes
     python bench/fpga.py --boards ulx3s-85f --shapes 1x16x8 2x8x8 --reuse
     python bench/fpga.py --boards ulx3s-85f --shapes --seeds 1 2 3   # Fmax per seed
+    python bench/fpga.py --boards --shapes 1x16x8 --placer static    # nextpnr's placer
 
 For each open-toolchain board preset, and for a few block shapes on the ULX3S-85F (same
 buffers, different batch x block_in x block_out), runs the real YoWASP build and prints a
@@ -18,9 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from vtalab.fpga import BOARDS, ResourceError, get_board
+from vtalab.fpga.boards import PLACERS
 from vtalab.fpga.build import build_board, place_and_route_again
 from vtalab.spec._atomic import write_text_atomic
 
@@ -44,7 +47,8 @@ def one(board, cfg, out_root: Path, reuse: bool, echo, seeds=(1,)) -> dict:
         return {"board": board.name, "config": cfg.name,
                 "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
                 "macs": cfg.macs_per_cycle, "fits": False, "reason": str(exc)}
-    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo) for seed in seeds[1:]]
+    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo, board.placer)
+                         for seed in seeds[1:]]
     return dict(row(first), seeds=[_seed_entry(r) for r in reports])
 
 
@@ -57,19 +61,21 @@ def _built(board, cfg, out_dir: Path, reuse: bool, echo, seed: int) -> dict:
     cached = out_dir / "report.json"
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
-        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed", 1) == seed:
+        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed", 1) == seed \
+                and report.get("placer", "heap") == board.placer:
             echo(f"{cfg.name}: reusing {cached}")
             return report
     return build_board(board, out_dir=out_dir, cfg=cfg, progress=echo, seed=seed)
 
 
-def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo) -> dict:
+def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo, placer: str) -> dict:
     """The build's netlist placed and routed with another seed (in ``out_dir/seed-N``)."""
     seed_dir = out_dir / f"seed-{seed}"
     cached = seed_dir / "report.json"
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
-        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed") == seed:
+        if report.get("fingerprint") == cfg.fingerprint() and report.get("seed") == seed \
+                and report.get("placer", "heap") == placer:
             echo(f"{cfg.name} seed {seed}: reusing {cached}")
             return report
     return place_and_route_again(out_dir, seed, seed_dir, progress=echo, cfg=cfg)
@@ -86,7 +92,7 @@ def row(report: dict) -> dict:
         "clock_mhz": report["clock_mhz"], "fmax_mhz": report["fmax_mhz"],
         "timing_met": report["timing_met"], "peak_gops": report["peak_gops"],
         "peak_gops_at_fmax": report["peak_gops_at_fmax"],
-        "build_s": report["times_s"].get("total"),
+        "build_s": report["times_s"].get("total"), "placer": report.get("placer", "heap"),
     }
 
 
@@ -130,10 +136,16 @@ def main(argv=None) -> int:
                              "its netlist again (Fmax per seed; * = clock not met)")
     parser.add_argument("--set", nargs="*", default=[], metavar="PARAM=VALUE",
                         help="Config parameters for the ULX3S shapes, e.g. alu_mul_bits=0")
+    parser.add_argument("--placer", choices=PLACERS,
+                        help="nextpnr placer for every build (default: each board's)")
     args = parser.parse_args(argv)
     out_root = Path(args.out)
-    jobs = [(get_board(name), get_board(name).cfg()) for name in args.boards]
-    ulx3s = get_board("ulx3s-85f")
+
+    def board_of(name):
+        board = get_board(name)
+        return replace(board, placer=args.placer) if args.placer else board
+    jobs = [(board_of(name), board_of(name).cfg()) for name in args.boards]
+    ulx3s = board_of("ulx3s-85f")
     overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}
     for shape in args.shapes:
         cfg = shape_config(ulx3s, shape, overrides)

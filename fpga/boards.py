@@ -49,6 +49,9 @@ from .soc_facts import DE10_NANO, PYNQ_Z1, SocFacts
 FLOWS = ("ecp5", "vivado", "quartus")
 
 
+PLACERS = ("heap", "static", "sa")
+
+
 @dataclass(frozen=True)
 class Board:
     """One board: its part, the flow that builds it and the accelerator sized for it."""
@@ -65,7 +68,13 @@ class Board:
     hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
+    placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
     extra: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.placer not in PLACERS:
+            raise FpgaError(f"placer of board {self.name!r} must be one of {PLACERS}, "
+                            f"not {self.placer!r}")
 
     @property
     def open_flow(self) -> bool:

@@ -96,7 +96,8 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     plan = platform_for(board).build(
         top, name=TOP, do_build=False,
         nextpnr_opts=f"--report {TOP}.report.json --detailed-timing-report "
-                     f"--timing-allow-fail {NEXTPNR_ROUTING} --seed {seed}",
+                     f"--timing-allow-fail --placer {board.placer} {NEXTPNR_ROUTING} "
+                     f"--seed {seed}",
         script_after_read=_collision_script())
     if out_dir.exists():
         for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
@@ -143,6 +144,14 @@ def place_and_route_again(synth_dir, seed: int, out_dir, progress=print,
                              first.get("bram_output_registers"), seed=seed)
 
 
+def _placer_of(steps) -> str:
+    """The placer nextpnr ran with (its default, heap, when the script names none)."""
+    for _, args in steps:
+        if "--placer" in args:
+            return args[args.index("--placer") + 1]
+    return "heap"
+
+
 def _with_seed(args: list[str], seed: int) -> list[str]:
     args = list(args)
     if "--seed" in args:
@@ -161,6 +170,7 @@ def _place_route_pack(board, cfg, est, out_dir, steps, env, progress, times, clo
     report = make_report(board, cfg, nextpnr, est, times, clock_mhz)
     report["bram_output_registers"] = outreg
     report["seed"] = seed
+    report["placer"] = _placer_of(steps)
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)
     progress(summary(report))

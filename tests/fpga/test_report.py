@@ -114,6 +114,23 @@ def test_ecp5_plan_only_writes_the_build_script(tmp_path):
     assert "EHXPLLL" in (tmp_path / "top.il").read_text()
 
 
+def test_the_boards_placer_reaches_nextpnr_and_a_bad_one_is_refused(tmp_path):
+    pytest.importorskip("amaranth_boards")
+    from dataclasses import replace
+
+    from vtalab.fpga.build import _placer_of, build_board
+    from vtalab.fpga.toolchain import script_steps
+    board = replace(get_board("orangecrab-25f"), placer="static")
+    build_board(board, plan_only=True, out_dir=tmp_path, progress=lambda m: None)
+    steps = script_steps(tmp_path / "build_top.sh")
+    args = steps[1][1]
+    assert args[args.index("--placer") + 1] == "static" and _placer_of(steps) == "static"
+    assert _placer_of([("NEXTPNR_ECP5", ["--seed", "1"])]) == "heap"
+    with pytest.raises(FpgaError, match="placer of board 'orangecrab-25f' must be one of "
+                                        "\\('heap', 'static', 'sa'\\), not 'quick'"):
+        replace(board, placer="quick")
+
+
 def test_undefined_read_collisions_cover_every_marked_port_count():
     from amaranth.back import rtlil
 
