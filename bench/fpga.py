@@ -3,7 +3,7 @@
     python bench/fpga.py                       # every open-flow board preset + ULX3S shapes
     python bench/fpga.py --boards ulx3s-85f --shapes 1x16x8 2x8x8 --reuse
     python bench/fpga.py --boards ulx3s-85f --shapes --seeds 1 2 3   # Fmax per seed
-    python bench/fpga.py --boards --shapes 1x16x8 --placer static    # nextpnr's placer
+    python bench/fpga.py --boards --shapes 1x16x8 --placer static --no-timing-ripup
 
 For each open-toolchain board preset, and for a few block shapes on the ULX3S-85F (same
 buffers, different batch x block_in x block_out), runs the real YoWASP build and prints a
@@ -47,7 +47,7 @@ def one(board, cfg, out_root: Path, reuse: bool, echo, seeds=(1,)) -> dict:
         return {"board": board.name, "config": cfg.name,
                 "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
                 "macs": cfg.macs_per_cycle, "fits": False, "reason": str(exc)}
-    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo, board.placer)
+    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo, board)
                          for seed in seeds[1:]]
     return dict(row(first), seeds=[_seed_entry(r) for r in reports])
 
@@ -62,20 +62,26 @@ def _built(board, cfg, out_dir: Path, reuse: bool, echo, seed: int) -> dict:
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
         if report.get("fingerprint") == cfg.fingerprint() and report.get("seed", 1) == seed \
-                and report.get("placer", "heap") == board.placer:
+                and _same_options(report, board.placer, board.timing_ripup):
             echo(f"{cfg.name}: reusing {cached}")
             return report
     return build_board(board, out_dir=out_dir, cfg=cfg, progress=echo, seed=seed)
 
 
-def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo, placer: str) -> dict:
+def _same_options(report: dict, placer: str, timing_ripup: bool) -> bool:
+    """Whether a cached report was placed and routed as asked (older ones: the defaults)."""
+    return (report.get("placer", "heap"), report.get("timing_ripup", True)) == \
+        (placer, timing_ripup)
+
+
+def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo, board) -> dict:
     """The build's netlist placed and routed with another seed (in ``out_dir/seed-N``)."""
     seed_dir = out_dir / f"seed-{seed}"
     cached = seed_dir / "report.json"
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
         if report.get("fingerprint") == cfg.fingerprint() and report.get("seed") == seed \
-                and report.get("placer", "heap") == placer:
+                and _same_options(report, board.placer, board.timing_ripup):
             echo(f"{cfg.name} seed {seed}: reusing {cached}")
             return report
     return place_and_route_again(out_dir, seed, seed_dir, progress=echo, cfg=cfg)
@@ -138,12 +144,15 @@ def main(argv=None) -> int:
                         help="Config parameters for the ULX3S shapes, e.g. alu_mul_bits=0")
     parser.add_argument("--placer", choices=PLACERS,
                         help="nextpnr placer for every build (default: each board's)")
+    parser.add_argument("--no-timing-ripup", action="store_true",
+                        help="route without router2's timing-driven rip-up")
     args = parser.parse_args(argv)
     out_root = Path(args.out)
 
     def board_of(name):
         board = get_board(name)
-        return replace(board, placer=args.placer) if args.placer else board
+        return replace(board, placer=args.placer or board.placer,
+                       timing_ripup=board.timing_ripup and not args.no_timing_ripup)
     jobs = [(board_of(name), board_of(name).cfg()) for name in args.boards]
     ulx3s = board_of("ulx3s-85f")
     overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}

@@ -69,6 +69,7 @@ class Board:
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
+    timing_ripup: bool = True       # router2 rips up and reroutes failing paths (open flow)
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):

@@ -25,10 +25,12 @@ from .resources import check_fits
 
 TOP = "top"
 # router2: the default router1 needed over an hour for the ULX3S core on 2 shared cores
-# (DSP columns full and congested); router2 routes it in minutes. --tmg-ripup: the router
-# also rips up and reroutes nets on failing paths (ULX3S at 100 MHz, the same placements:
-# 91.7 -> 99.9 MHz with seed 1, 89.5 -> 99.7 with seed 3; docs/fpga.md).
-NEXTPNR_ROUTING = "--router router2 --tmg-ripup"
+# (DSP columns full and congested); router2 routes it in minutes. --tmg-ripup
+# (Board.timing_ripup): the router also rips up and reroutes nets on failing paths (ULX3S at
+# 100 MHz, the same placements: 91.7 -> 99.9 MHz with seed 1, 89.5 -> 99.7 with seed 3); on
+# the 128-MAC shapes placed by the static placer it never settles (docs/fpga.md).
+NEXTPNR_ROUTER = "--router router2"
+TIMING_RIPUP = "--tmg-ripup"
 DEFAULT_OUT = Path("build")
 
 
@@ -96,8 +98,8 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     plan = platform_for(board).build(
         top, name=TOP, do_build=False,
         nextpnr_opts=f"--report {TOP}.report.json --detailed-timing-report "
-                     f"--timing-allow-fail --placer {board.placer} {NEXTPNR_ROUTING} "
-                     f"--seed {seed}",
+                     f"--timing-allow-fail --placer {board.placer} {NEXTPNR_ROUTER} "
+                     f"{TIMING_RIPUP if board.timing_ripup else ''} --seed {seed}",
         script_after_read=_collision_script())
     if out_dir.exists():
         for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
@@ -171,6 +173,7 @@ def _place_route_pack(board, cfg, est, out_dir, steps, env, progress, times, clo
     report["bram_output_registers"] = outreg
     report["seed"] = seed
     report["placer"] = _placer_of(steps)
+    report["timing_ripup"] = any(TIMING_RIPUP in args for _, args in steps)
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)
     progress(summary(report))

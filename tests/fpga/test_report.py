@@ -114,7 +114,7 @@ def test_ecp5_plan_only_writes_the_build_script(tmp_path):
     assert "EHXPLLL" in (tmp_path / "top.il").read_text()
 
 
-def test_the_boards_placer_reaches_nextpnr_and_a_bad_one_is_refused(tmp_path):
+def test_the_boards_placer_and_rip_up_reach_nextpnr_and_a_bad_placer_is_refused(tmp_path):
     pytest.importorskip("amaranth_boards")
     from dataclasses import replace
 
@@ -125,6 +125,10 @@ def test_the_boards_placer_reaches_nextpnr_and_a_bad_one_is_refused(tmp_path):
     steps = script_steps(tmp_path / "build_top.sh")
     args = steps[1][1]
     assert args[args.index("--placer") + 1] == "static" and _placer_of(steps) == "static"
+    assert "--tmg-ripup" in args
+    build_board(replace(board, timing_ripup=False), plan_only=True, out_dir=tmp_path / "b",
+                progress=lambda m: None)
+    assert "--tmg-ripup" not in script_steps(tmp_path / "b" / "build_top.sh")[1][1]
     assert _placer_of([("NEXTPNR_ECP5", ["--seed", "1"])]) == "heap"
     with pytest.raises(FpgaError, match="placer of board 'orangecrab-25f' must be one of "
                                         "\\('heap', 'static', 'sa'\\), not 'quick'"):
