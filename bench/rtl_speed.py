@@ -196,7 +196,7 @@ def report(cfg, size, count, rows) -> None:
             continue
         if name == "callgrind":
             print(f"{name:<8} {row['cycles']:>12,} {row['instructions_per_cycle']:,} "
-                  f"instructions per simulated cycle (x86-64-v3 build, RTL library)")
+                  f"instructions per simulated cycle ({row['arch']} build, RTL library)")
             continue
         rate = row["cycles"] / row["seconds"]
         row["cycles_per_s"] = round(rate)

@@ -202,21 +202,24 @@ class Registry:
 
 REGISTRY = Registry()
 _LOADED = False
+_COMPLETE = False             # every family file imported: later ops are checked at once
 
 
 def _load() -> Registry:
     """Import every family file of `opdefs/` once (they register on import)."""
-    global _LOADED
+    global _LOADED, _COMPLETE
     if not _LOADED:
         _LOADED = True
         importlib.import_module(f"{__package__}.opdefs")
         check_base_ops(REGISTRY.ops)
+        _COMPLETE = True
     return REGISTRY
 
 
 def check_base_ops(ops: dict) -> None:
     """Every fused GEMM op (typed by ``infer_accel``) names the registered GEMM it computes
-    (``base_op``): checked when the table is loaded, not when a node is first typed."""
+    (``base_op``): checked when the table is loaded (an op registered later, when it is
+    registered), not when a node is first typed."""
     from .opdefs.internal import infer_accel
     for op in ops.values():
         if (op.infer is infer_accel or op.base_op) and op.base_op not in ops:
@@ -225,8 +228,16 @@ def check_base_ops(ops: dict) -> None:
 
 
 def register(*opdefs: OpDef) -> None:
+    if _COMPLETE:
+        check_base_ops({**REGISTRY.ops, **{d.name: d for d in opdefs}})
     for opdef in opdefs:
         REGISTRY.add(opdef)
+
+
+def is_addition(node) -> bool:
+    """A plain elementwise addition: the ops whose epilogue step is "add" (what becomes a
+    GEMM's bias or residual add; an op adding otherwise, e.g. saturating, has its own)."""
+    return op_of(node).epilogue == "add"
 
 
 def onnx_op(op_type: str, versions, static_inputs=()):

@@ -76,7 +76,7 @@ class LocalExecutor(Executor):
         the initializer) runs while the caller does something else; ``map`` then finds
         them ready."""
         pool = self._get_pool()
-        for _ in range(min(self.jobs, self.jobs if workers is None else workers)):
+        for _ in range(self.jobs if workers is None else min(self.jobs, workers)):
             pool.submit(_nothing)
 
     def __exit__(self, exc_type, *exc):

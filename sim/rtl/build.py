@@ -39,7 +39,7 @@ VERILATOR_FLAGS = ["--cc", "--top-module", codegen.SIM_TOP, "--prefix", "Vtop", 
 OPT_FLAGS = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O2"      # -O3 -march=native: 1.2x
 CXX_FLAGS = ["-O3", "-march={arch}", "-fPIC", "-shared", "-std=c++17"]
 # "native" (the default) is the fastest here; another -march target, e.g. x86-64-v3 (no
-# AVX-512), gives a build that valgrind can run (bench/rtl_speed.py --callgrind).
+# AVX-512), gives a build that valgrind can run (bench/rtl_speed.py --callgrind-cycles).
 NATIVE = "native"
 
 

@@ -147,13 +147,17 @@ def test_what_folds_into_an_op_is_its_folds_field(define, folds, ops):
     folded = fold_batch_norm(graph, PassContext())
     assert [n.op for n in folded.nodes] == ops
     feed = rng.normal(0, 1, (1, 4, 6, 6)).astype(np.float32)
+    # float path: the folded weights round differently from conv then batch norm (a few
+    # float32 ulps); the int8 path quantises the folded weights and is checked bit-exact
     np.testing.assert_allclose(run(folded, feed)[folded.outputs[0]],
                                run(graph, feed)[graph.outputs[0]], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("kernel,reference", [(L.max_pool, ref_max_pool),
-                                              (L.avg_pool, ref_avg_pool)])
-def test_a_pooling_op_runs_the_llvm_kernel_its_definition_names(define, kernel, reference):
+# max is exact; the average's float32 sum runs in the kernel's order, not numpy's pairwise
+# one (a few ulps)
+@pytest.mark.parametrize("kernel,reference,tol", [(L.max_pool, ref_max_pool, 0),
+                                                  (L.avg_pool, ref_avg_pool, 1e-6)])
+def test_a_pooling_op_runs_the_llvm_kernel_its_definition_names(define, kernel, reference, tol):
     pytest.importorskip("llvmlite", reason="the LLVM CPU kernels need llvmlite")
     from vtalab.compiler.exec.cpu_ops import cpu_kernel
     define(OpDef("window", infer_pool, reference=reference, llvm=kernel,
@@ -162,7 +166,7 @@ def test_a_pooling_op_runs_the_llvm_kernel_its_definition_names(define, kernel, 
     x = np.random.default_rng(3).normal(0, 1, (1, 2, 7, 7)).astype(np.float32)
     run_kernel = cpu_kernel(node, [TensorType(x.shape, "float32")])
     assert run_kernel.impl == "llvm"
-    np.testing.assert_allclose(run_kernel(x), reference(node, x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(run_kernel(x), reference(node, x), rtol=tol, atol=tol)
 
 
 def test_a_node_with_a_body_runs_it_on_the_cpu_and_in_the_int8_reference(define):

@@ -133,6 +133,9 @@ def test_the_boards_placer_and_rip_up_reach_nextpnr_and_a_bad_placer_is_refused(
     with pytest.raises(FpgaError, match="placer of board 'orangecrab-25f' must be one of "
                                         "\\('heap', 'static', 'sa'\\), not 'quick'"):
         replace(board, placer="quick")
+    with pytest.raises(FpgaError, match="timing_ripup of board 'orangecrab-25f' must be True "
+                                        "or False, not 'yes'"):
+        replace(board, timing_ripup="yes")
 
 
 def test_undefined_read_collisions_cover_every_marked_port_count():

@@ -11,7 +11,6 @@ from .. import kernels_llvm as L
 from .. import lowerings
 from .. import tune_tasks as T
 from ..batch_layout import pack_batched, packed_batch_shape, unpack_batched
-from ..errors import GraphError
 from ..ir import Node, TensorType
 from ..opdef import OpDef, op_of, opdef, register
 from ..shapes import fail, need
@@ -27,15 +26,6 @@ def infer_pack(node, types):
 def infer_unpack(node, types):
     need(node, types, 1)
     return [TensorType(tuple(node.attr("shape")), types[0].dtype)]
-
-
-def _base_op(node) -> str:
-    """The GEMM op a fused node computes before its epilogue (the op table's base_op)."""
-    base = op_of(node).base_op
-    if not base:
-        raise GraphError(f"base_op of fused op {node.op!r} must name the GEMM it computes "
-                         f"(opdef.py), not {base!r}")
-    return base
 
 
 def infer_accel(node, types):
@@ -56,7 +46,7 @@ def infer_accel(node, types):
             out  = out_dtype(clip(acc, lo, hi))
     Shift amounts seen in practice fit the ALU's signed 5-bit field (-16..15)."""
     from ..ops import infer_types
-    base = Node(node.name, _base_op(node), node.inputs[:2], node.outputs,
+    base = Node(node.name, op_of(node).base_op, node.inputs[:2], node.outputs,
                 {k: v for k, v in node.attrs.items() if k in
                  ("strides", "pads", "dilations", "groups", "layout")})
     shape = infer_types(base, types[:2])[0].shape
@@ -66,7 +56,7 @@ def infer_accel(node, types):
 def int8_accel(node, x, w, bias=None, residual=None):
     """Fused int8 op: its base op's int8 GEMM, + bias, + aligned residual, >> shift, clip,
     narrow."""
-    gemm = opdef(_base_op(node), node.name).int8
+    gemm = opdef(op_of(node).base_op, node.name).int8
     return I.requant(node, gemm(node, x, w), bias, residual)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import Graph, Node
-from ..opdef import op_of
+from ..opdef import is_addition, op_of
 from .rewrite import PassContext, Rewriter, single_consumer
 
 
@@ -26,12 +26,6 @@ def _bn_params(rw: Rewriter, node: Node):
     gamma, beta, mean, var = (v.astype(np.float64) for v in values)
     scale = gamma / np.sqrt(var + node.attr("epsilon", 1e-5))
     return scale, beta - mean * scale
-
-
-def _is_add(node: Node) -> bool:
-    """A plain elementwise addition: the op table's ops whose epilogue step is "add" (an
-    op that adds differently, e.g. saturating, would need its own epilogue step)."""
-    return op_of(node).epilogue == "add"
 
 
 def _folding_target(graph: Graph, rw: Rewriter, node: Node):
@@ -47,7 +41,7 @@ def _folding_target(graph: Graph, rw: Rewriter, node: Node):
 
 
 def _bias_of(graph: Graph, rw: Rewriter, add: Node, value: str, channels: int, rank: int):
-    if not _is_add(add):
+    if not is_addition(add):
         return None
     other = add.inputs[1] if add.inputs[0] == value else add.inputs[0]
     array = rw.constant_value(other)
@@ -70,7 +64,7 @@ def _bias_after_reshape(graph: Graph, rw: Rewriter, dense: Node, reshape: Node):
     out = graph.types[reshape.outputs[0]]
     add = single_consumer(graph, reshape.outputs[0])
     if dense_out.rank != 2 or reshape.op != "reshape" or out.shape[-1] != n or \
-            add is None or not _is_add(add):
+            add is None or not is_addition(add):
         return None
     other = add.inputs[1] if add.inputs[0] == reshape.outputs[0] else add.inputs[0]
     array = rw.constant_value(other)

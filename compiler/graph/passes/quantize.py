@@ -34,7 +34,7 @@ import numpy as np
 
 from ..errors import QuantizeError
 from ..ir import Graph, Node
-from ..opdef import op_of
+from ..opdef import is_addition, op_of
 from .calibrate import ValueStats, best_exponent, calibrate, exponent_for
 from .quantize_matmul import batchable, emit_matmul_group
 from .rewrite import PassContext, Rewriter, single_consumer
@@ -82,8 +82,7 @@ def match_group(graph: Graph, anchor: Node, taken=frozenset()) -> Group | None:
     user = single_consumer(graph, anchor.outputs[0])
     out = anchor.outputs[0]
     # a residual add becomes the add step of the GEMM's epilogue (opdef.EPILOGUE_STEPS)
-    if user is not None and op_of(user).epilogue == "add" and user.name not in taken and \
-            not computed:
+    if user is not None and is_addition(user) and user.name not in taken and not computed:
         other = user.inputs[1] if user.inputs[0] == out else user.inputs[0]
         if not graph.is_constant(other) and other != out and \
                 graph.types[other] == graph.types[out] == graph.types[user.outputs[0]]:

@@ -161,3 +161,10 @@ def test_a_fused_gemm_op_without_its_base_op_is_refused_when_the_table_loads():
             check_base_ops(ops)
     ops["mm_fused"] = OpDef("mm_fused", infer_accel, base_op="dense", quant="integer")
     check_base_ops(ops)
+
+
+def test_a_fused_gemm_op_registered_later_is_checked_as_it_is_registered(define):
+    from vtalab.compiler.graph.opdefs.internal import infer_accel
+    with pytest.raises(GraphError, match="base_op of fused op 'late_mm' must name"):
+        define(OpDef("late_mm", infer_accel, quant="integer"))
+    assert "late_mm" not in known_ops()
