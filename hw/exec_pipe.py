@@ -155,7 +155,7 @@ class ExecPipe(wiring.Component):
             m.d.sync += op[s].eq(op[s - 1])
         # stages 4..8: GEMM products and trees, ALU lanes; data registers load only for their
         # kind of micro-op (clock enables: less switching, Verilator skips the idle datapath)
-        gemm = {s: valid[s] & ~op[s].is_alu for s in range(4, ACCUMULATE_STAGE)}
+        gemm = {s: valid[s] & ~op[s].is_alu for s in range(3, ACCUMULATE_STAGE)}
         alu_en = {s: valid[s] & op[s].is_alu for s in range(3, ACCUMULATE_STAGE)}
         sums = tree.sums(gemm)
         alu = AluStages(m, cfg, platform)

@@ -14,11 +14,17 @@ Two elaborations compute the same accumulator values:
   Wrapping is exact here because the accumulate keeps only ``acc_bits`` anyway (sums and
   products modulo 2**acc_bits commute with the final truncation). Verilator stores a
   narrower signed value zero-extended and sign-extends it at every use; at full width
-  nothing is extended (a product is one 64-bit multiply, truncated).
+  nothing is extended (a product is one 64-bit multiply, truncated). The wide datapath is
+  also retimed: each output's whole sum of products is computed in stage 3, straight from
+  the SRAM read data, and only the BATCH x BLOCK_OUT sums are registered, in stages 3..8.
+  GEMM micro-ops move one stage per cycle from stage 3 on (the stage enables are a delay
+  line, hw/exec_pipe.py), so every sum reaches stage 9 in the same cycle with the same
+  value, and the sums only matter there. Verilator then copies 16 sums per stage instead
+  of 256 operands, products and landed products per stage.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal, signed
+from amaranth.hdl import Module, signed
 
 from vtalab.spec import Config
 
@@ -29,8 +35,8 @@ from .verilog import for_simulator
 
 
 class GemmTree:
-    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..8), then
-    :meth:`accumulate` (stage 9)."""
+    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..8, the wide datapath
+    from 3), then :meth:`accumulate` (stage 9)."""
 
     def __init__(self, m: Module, cfg: Config, platform):
         self.m, self.cfg, self.platform = m, cfg, platform
@@ -40,20 +46,23 @@ class GemmTree:
         """Register the SRAM read data of the inp and wgt entries (stage 3)."""
         m, cfg = self.m, self.cfg
         self.inp, self.wgt = [], []
+        if self.wide:                  # used as read in stage 3, see _retimed_sums
+            self.inp = [self._extend(x) for x in element_view(cfg, "inp", inp_data)]
+            self.wgt = [self._extend(x) for x in element_view(cfg, "wgt", wgt_data)]
+            return
         for buffer, data, regs in (("inp", inp_data, self.inp), ("wgt", wgt_data, self.wgt)):
             for k, element in enumerate(element_view(cfg, buffer, data)):
-                shape = cfg.acc_bits if self.wide else element.shape()
-                reg = Signal(shape, name=f"{buffer}4_{k}", reset_less=True)
-                with m.If(enable):
-                    m.d.sync += reg.eq(self._extend(element) if self.wide else element)
-                regs.append(reg)
+                regs.append(enabled_register(m, element, enable, f"{buffer}4_{k}"))
 
     def sums(self, gemm: dict) -> list:
         """Each output's sum of products (registered in stage 8 for stage 9), in
-        accumulator element order: the operands registered again in stage 4 (``gemm[4]``),
+        accumulator element order (``gemm``: the stage enables, 3..8 for the wide datapath,
+        4..8 for the exact one). Exact: the operands registered again in stage 4 (``gemm[4]``),
         products in stage 5, landed in stage 6, sums of groups of them in stage 7, the
         group sums in stage 8."""
         cfg = self.cfg
+        if self.wide:
+            return self._retimed_sums(gemm)
         group = _first_tree_group(cfg.block_in)
         inp, wgt, in_dsp = self._stage4_operands(gemm[4])
         sums = []
@@ -67,6 +76,19 @@ class GemmTree:
                                           f"part8_{b}_{o}_{g // group}")
                            for g in range(0, cfg.block_in, group)]
                 sums.append(self._register(self._sum(partial), gemm[8], f"sum9_{b}_{o}"))
+        return sums
+
+    def _retimed_sums(self, gemm: dict) -> list:
+        """The wide datapath's sums: computed whole in stage 3, then delayed to stage 8."""
+        cfg, sums = self.cfg, []
+        for b in range(cfg.batch):
+            for o in range(cfg.block_out):
+                total = self._sum([(self.inp[b * cfg.block_in + i] *
+                                    self.wgt[o * cfg.block_in + i])[:cfg.acc_bits]
+                                   for i in range(cfg.block_in)])
+                for stage in range(3, 9):
+                    total = self._register(total, gemm[stage], f"sum{stage + 1}_{b}_{o}")
+                sums.append(total)
         return sums
 
     def accumulate(self, acc_element, tree_total):
@@ -87,17 +109,15 @@ class GemmTree:
     def _stage4_operands(self, enable):
         """The operands as registered in stage 4: on ECP5 boards inside each DSP (the enable
         goes to the product's ``operand_enable``), else once per element here."""
-        if not self.wide and uses_dsp_registers(self.platform):
+        if uses_dsp_registers(self.platform):
             return self.inp, self.wgt, enable
         inp = [self._register(x, enable, f"inp5_{k}") for k, x in enumerate(self.inp)]
         wgt = [self._register(x, enable, f"wgt5_{k}") for k, x in enumerate(self.wgt)]
         return inp, wgt, None
 
     def _product(self, a, b, operand_enable, enable, name):
-        if not self.wide:
-            return registered_product(self.m, self.platform, a, b, enable, name,
-                                      operand_enable=operand_enable)
-        return self._register((a * b)[:self.cfg.acc_bits], enable, name)
+        return registered_product(self.m, self.platform, a, b, enable, name,
+                                  operand_enable=operand_enable)
 
     def _sum(self, values):
         return tree_sum(values, self.cfg.acc_bits if self.wide else None)

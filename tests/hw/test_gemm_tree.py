@@ -32,7 +32,7 @@ class BothTrees(wiring.Component):
         for out, target in ((self.exact, None), (self.wide, SimulatorPlatform())):
             tree = GemmTree(m, self.cfg, target)
             tree.operands(self.inp, self.wgt, Const(1))
-            sums = tree.sums({s: Const(1) for s in range(4, 9)})
+            sums = tree.sums({s: Const(1) for s in range(3, 9)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
 
