@@ -11,20 +11,19 @@ runtime places and runs it, on any Device.
 
 A relocated instruction's ``dram_base`` is relative to the start of the buffer it names
 (in that buffer's element units); ``encode(bases)`` adds the buffer's byte address / the
-element size through the ISA's own decoder and encoder (only relocated instructions are
-re-encoded). Every buffer is placed at ``default_alignment(cfg)``, so any element size
+element size through the ISA's own field encoder (``Layout.with_field``; only relocated
+instructions change). Every buffer is placed at ``default_alignment(cfg)``, so any element size
 divides its address.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from vtalab.spec import Config, Isa
 from vtalab.spec.errors import DeviceError, ProgramError
-from vtalab.spec.isa import INSN_BYTES, UOP_BYTES, Mem
+from vtalab.spec.isa import INSN_BYTES, UOP_BYTES, Mem, Opcode
 
 UOP_SYMBOL = "__uop__"
 
@@ -75,11 +74,15 @@ class Program:
                            f"not {name!r}")
 
     # ---- relocation -------------------------------------------------------------------
-    def _relocated(self, isa: Isa, index: int, name: str, bases: dict):
-        """Instruction ``index`` with its dram_base made absolute (``name``'s address)."""
-        at = index * INSN_BYTES
-        insn = isa.decode(int.from_bytes(self.code[at:at + INSN_BYTES], "little"))
-        size = UOP_BYTES if insn.mem == Mem.UOP else self.cfg.entry_bytes(insn.mem.buffer)
+    def _relocated(self, isa: Isa, word: int, index: int, name: str, bases: dict) -> int:
+        """Instruction word ``index`` with its dram_base made absolute (``name``'s
+        address), through the ISA's field encoder."""
+        layout = isa.mem
+        if Opcode(isa.opcode_field.extract(word)) not in (Opcode.LOAD, Opcode.STORE):
+            raise ProgramError(f"relocated instruction {index} of program {self.name} must "
+                               f"be a LOAD or STORE, not {isa.decode(word)}")
+        mem = Mem(layout["memory_type"].extract(word))
+        size = UOP_BYTES if mem == Mem.UOP else self.cfg.entry_bytes(mem.buffer)
         try:
             base = bases[name]
         except KeyError:
@@ -88,18 +91,13 @@ class Program:
         if base % size:
             raise ProgramError(f"address of {name} must be a multiple of {size} bytes, "
                                f"not {base}")
-        return dataclasses.replace(insn, dram_base=insn.dram_base + base // size)
+        dram_base = layout["dram_base"].extract(word) + base // size
+        return layout.with_field(word, "dram_base", dram_base)
 
     def instructions(self, bases: dict | None = None) -> list:
         """Decoded instructions with every relocation resolved against ``bases`` (buffer
         name -> byte address); without ``bases``, as stored (relative)."""
-        insns = self.insns
-        if bases is None:
-            return insns
-        isa = Isa(self.cfg)
-        for index, name in self.relocs:
-            insns[index] = self._relocated(isa, index, name, bases)
-        return insns
+        return Isa(self.cfg).decode_program(self.encode(bases))
 
     def encode(self, bases: dict | None = None) -> bytes:
         """The instruction stream as the fetch unit reads it, relocations resolved against
@@ -110,7 +108,8 @@ class Program:
         code = bytearray(self.code)
         for index, name in self.relocs:
             at = index * INSN_BYTES
-            word = isa.encode(self._relocated(isa, index, name, bases))
+            word = int.from_bytes(code[at:at + INSN_BYTES], "little")
+            word = self._relocated(isa, word, index, name, bases)
             code[at:at + INSN_BYTES] = word.to_bytes(INSN_BYTES, "little")
         return bytes(code)
 

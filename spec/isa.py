@@ -209,6 +209,12 @@ class Layout:
     def decode(self, word: int) -> dict:
         return {fld.name: fld.extract(word) for fld in self.fields}
 
+    def with_field(self, word: int, name: str, value: int) -> int:
+        """``word`` with field ``name`` set to ``value`` (checked as ``encode`` checks it):
+        the encoder of one field, for relocations."""
+        fld = self._by_name[name]
+        return word & ~(fld.mask << fld.lsb) | fld.insert(fld.check(value, self.name))
+
 
 # ---- instruction values ---------------------------------------------------------------
 

@@ -14,6 +14,7 @@ call ``first_violation``, so all three name the same instruction with the same e
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Sequence
 
@@ -211,11 +212,29 @@ def deadlock_message(waits: list, why: str = "") -> str:
     return "deadlock: no module can proceed; " + "; ".join(parts) + (f" ({why})" if why else "")
 
 
+#: programs given as words whose walk is remembered (the validator and the functional
+#: simulator both walk every program they run; a model's programs are run again and again)
+WALK_CACHE_SIZE = 256
+_WALKS: OrderedDict = OrderedDict()
+
+
 def first_violation(cfg: "Config", program) -> tuple[list, Violation | None]:
     """(the decoded instructions the fetch unit dispatches, the first Violation or None) of
     ``program``: instruction words or Instruction objects."""
+    program = list(program)
+    key = None
+    if all(isinstance(word, int) for word in program):
+        key = (cfg.fingerprint(), tuple(program))
+        if key in _WALKS:
+            _WALKS.move_to_end(key)
+            insns, found = _WALKS[key]
+            return list(insns), found
     walk = ProgramOrder(cfg)
     found = walk.check(program)
+    if key is not None:
+        _WALKS[key] = (tuple(walk.insns), found)
+        if len(_WALKS) > WALK_CACHE_SIZE:
+            _WALKS.popitem(last=False)
     return walk.insns, found
 
 

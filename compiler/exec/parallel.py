@@ -18,44 +18,10 @@ from functools import partial
 
 import numpy as np
 
+from vtalab.runtime.step_worker import run_checked, warm_device
 from vtalab.spec.errors import DeviceError
 
 from .profile import Profile, StepRecord
-
-_DEVICES: dict = {}
-
-
-def _device(cfg, dram_bytes: int):
-    """This worker's RTL device for ``cfg``, opened once."""
-    from vtalab.runtime import open_device
-    key = (cfg.fingerprint(), dram_bytes)
-    if key not in _DEVICES:
-        # the programs passed the runtime's validator on the functional-simulator run
-        _DEVICES[key] = open_device("rtl", cfg, dram_bytes=dram_bytes, validate=False)
-    return _DEVICES[key]
-
-
-def _warm_device(cfg, dram_bytes: int) -> None:
-    """Pool initializer: open the device early; a failure is left for ``_rtl_step`` to
-    report with its message (a failing initializer would only break the pool)."""
-    try:
-        _device(cfg, dram_bytes)
-    except Exception:
-        pass
-
-
-def _rtl_step(item):
-    """Worker: (config, program, inputs, expected outputs, DRAM bytes) -> (counters, error)."""
-    cfg, program, inputs, expected, dram_bytes = item
-    outputs, counters = program.run_io(_device(cfg, dram_bytes), inputs)
-    for name, want in expected.items():
-        got = outputs[name]
-        if not np.array_equal(got, want):
-            bad = int(np.count_nonzero(got != want))
-            return dict(counters), (f"{program.name}: {bad} of {want.size} values of {name} "
-                                    f"differ from the functional simulator's")
-    return dict(counters), None
-
 
 def _step_item(module, step, values: dict, dram_bytes: int):
     inputs, expected = {}, {}
@@ -69,7 +35,7 @@ def _step_item(module, step, values: dict, dram_bytes: int):
             expected[param] = values[name]
         else:
             inputs[param] = values[name]
-    return module.cfg, step.kernel, inputs, expected, dram_bytes
+    return "rtl", module.cfg, step.kernel, inputs, expected, dram_bytes
 
 
 def run_parallel_rtl(module, feeds, jobs: int = 2, progress=None):
@@ -82,12 +48,12 @@ def run_parallel_rtl(module, feeds, jobs: int = 2, progress=None):
                 for s in steps] + [1 << 20]) + (4 << 20)
     order = sorted(range(len(steps)), key=lambda i: -steps[i].info.get("macs", 0))
     records: dict = {}
-    with LocalExecutor(jobs=jobs, initializer=partial(_warm_device, module.cfg, dram)) as ex:
+    with LocalExecutor(jobs=jobs, initializer=partial(warm_device, "rtl", module.cfg, dram)) as ex:
         if steps:
             ex.prestart(len(steps))    # the workers start while the fsim runs the model
         values, fsim = run_module(module, feeds, backend="fsim", keep=True)
         items = [_step_item(module, s, values, dram) for s in steps]
-        for done, (k, outcome) in enumerate(ex.map(_rtl_step, [items[i] for i in order]), 1):
+        for done, (k, outcome) in enumerate(ex.map(run_checked, [items[i] for i in order]), 1):
             step = steps[order[k]]
             if outcome.error is not None:
                 raise DeviceError(f"RTL run of step {step.name} must finish, not fail: "

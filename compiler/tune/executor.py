@@ -74,10 +74,11 @@ class LocalExecutor(Executor):
     def prestart(self, workers: int | None = None) -> None:
         """Start ``workers`` (default: all) workers now, so that their start-up (imports,
         the initializer) runs while the caller does something else; ``map`` then finds
-        them ready."""
+        them ready. Their task is a builtin (``os.getpid``): unpickling it imports
+        nothing, so a worker loads only what the initializer and its items need."""
         pool = self._get_pool()
         for _ in range(self.jobs if workers is None else min(self.jobs, workers)):
-            pool.submit(_nothing)
+            pool.submit(os.getpid)
 
     def __exit__(self, exc_type, *exc):
         if exc_type is None:
@@ -156,10 +157,6 @@ class LocalExecutor(Executor):
             return set()
         now = time.monotonic()
         return {i for i, start in running.values() if now - start > self.timeout}
-
-
-def _nothing() -> None:
-    return None
 
 
 def _start_method() -> str:

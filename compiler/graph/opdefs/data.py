@@ -1,5 +1,6 @@
-"""Data movement and constants: pad, gather (Pad, Gather, Constant, Shape, Size,
-ConstantOfShape, Range, Dropout). Shape-like ops of a static graph become constants."""
+"""Data movement and constants: pad, gather, unfold_width (Pad, Gather, Constant, Shape,
+Size, ConstantOfShape, Range, Dropout). Shape-like ops of a static graph become constants;
+unfold_width is made by passes/unfold_width.py, not imported."""
 from __future__ import annotations
 
 import numpy as np
@@ -56,6 +57,42 @@ def ref_gather(node, data, indices):
     return np.take(data, np.where(indices < 0, indices + dim, indices), axis=axis)
 
 
+def _unfold_attrs(node):
+    kernel, stride = node.attr("kernel"), node.attr("stride")
+    pads = tuple(node.attr("pads", (0, 0)))
+    if not (isinstance(kernel, int) and kernel >= 1):
+        raise fail(node, "kernel", "an integer >= 1", kernel)
+    if not (isinstance(stride, int) and stride >= 1):
+        raise fail(node, "stride", "an integer >= 1", stride)
+    if len(pads) != 2 or min(pads) < 0:
+        raise fail(node, "pads", "2 non-negative numbers (left, right)", pads)
+    return kernel, stride, pads
+
+
+def infer_unfold_width(node, types):
+    need(node, types, 1)
+    x = types[0]
+    if x.rank != 4:
+        raise fail(node, "input rank", "4 (NCHW)", x.rank)
+    kernel, stride, (left, right) = _unfold_attrs(node)
+    n, c, h, w = x.shape
+    wo = (w + left + right - kernel) // stride + 1
+    if wo <= 0:
+        raise fail(node, "output width", "positive", wo)
+    return [TensorType((n, kernel * c, h, wo), x.dtype)]
+
+
+def ref_unfold_width(node, x):
+    """out[n, j*C + c, h, v] = x[n, c, h, v*stride + j - left] (0 outside x): the kernel
+    columns of a width-``kernel`` window as channels, column-major."""
+    kernel, stride, (left, right) = _unfold_attrs(node)
+    padded = np.pad(x, ((0, 0), (0, 0), (0, 0), (left, right)))
+    wo = (padded.shape[3] - kernel) // stride + 1
+    span = stride * (wo - 1) + 1
+    return np.ascontiguousarray(np.concatenate(
+        [padded[..., j:j + span:stride] for j in range(kernel)], axis=1))
+
+
 register(
     OpDef("pad", infer_pad, reference=ref_pad, cpu=cpu_pad, int8=I.pad, quant="int8",
           keeps_range=True, doc="pads (begins + ends) with mode constant (value), reflect, "
@@ -63,6 +100,10 @@ register(
     OpDef("gather", infer_gather, reference=ref_gather, int8=ref_gather, quant="int8",
           keeps_range=True, moves_data=True,
           doc="np.take(data, indices, axis), negative indices wrap once"),
+    OpDef("unfold_width", infer_unfold_width, reference=ref_unfold_width,
+          cpu=ref_unfold_width, int8=ref_unfold_width, quant="int8", keeps_range=True,
+          moves_data=True, doc="NCHW -> N(kernel*C)HW': each output column's width-`kernel` "
+                               "window (stride, zero pads left/right) as channels"),
 )
 
 
