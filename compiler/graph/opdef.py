@@ -38,9 +38,9 @@ An `OpDef` holds everything the compiler knows about one graph-IR operator:
                  absorbs along output axis 1 (FOLDS; passes/fold_batch_norm), "" nothing
     runs_body    the node runs the chain of nodes in its `body` attribute, each with its own
                  kernel (fused_elementwise: the CPU fallback and the int8 reference)
-    unfolds_width  a 2-D convolution NCHW x OIHW (`strides`, `pads`, `dilations`, `groups`)
-                 whose kernel columns can move into its input channels (unfold_width:
-                 passes/unfold_width.py, for inputs narrower than the GEMM block)
+    stride_folds a 2-D convolution NCHW x OIHW (`strides`, `pads`, `dilations`, `groups`)
+                 that, strided, can run stride 1 on its input folded space-to-depth
+                 (passes/stride_fold.py, for model inputs narrower than the GEMM block)
     int8_op      the op an int8 group anchored at this op (quant "gemm") becomes, if another:
                  matmul -> batch_dense, whose weights are computed (passes/quantize_matmul)
     tune         (node, input types, graph, cfg) -> tune.Task or None: the tuning task of
@@ -141,7 +141,7 @@ class OpDef:
     lower: Callable | None = None
     folds: str = ""
     runs_body: bool = False
-    unfolds_width: bool = False
+    stride_folds: bool = False
     tune: Callable | None = None
     doc: str = ""
 

@@ -1,6 +1,6 @@
-"""Data movement and constants: pad, gather, unfold_width (Pad, Gather, Constant, Shape,
+"""Data movement and constants: pad, gather, stride_fold (Pad, Gather, Constant, Shape,
 Size, ConstantOfShape, Range, Dropout). Shape-like ops of a static graph become constants;
-unfold_width is made by passes/unfold_width.py, not imported."""
+stride_fold is made by passes/stride_fold.py, not imported."""
 from __future__ import annotations
 
 import numpy as np
@@ -57,40 +57,39 @@ def ref_gather(node, data, indices):
     return np.take(data, np.where(indices < 0, indices + dim, indices), axis=axis)
 
 
-def _unfold_attrs(node):
-    kernel, stride = node.attr("kernel"), node.attr("stride")
-    pads = tuple(node.attr("pads", (0, 0)))
-    if not (isinstance(kernel, int) and kernel >= 1):
-        raise fail(node, "kernel", "an integer >= 1", kernel)
-    if not (isinstance(stride, int) and stride >= 1):
-        raise fail(node, "stride", "an integer >= 1", stride)
+def _fold_attrs(node):
+    block, pads, size = node.attr("block"), tuple(node.attr("pads", (0, 0))), \
+        tuple(node.attr("size", ()))
+    if not (isinstance(block, int) and block >= 2):
+        raise fail(node, "block", "an integer >= 2", block)
     if len(pads) != 2 or min(pads) < 0:
-        raise fail(node, "pads", "2 non-negative numbers (left, right)", pads)
-    return kernel, stride, pads
+        raise fail(node, "pads", "2 non-negative numbers (top, left)", pads)
+    if len(size) != 2 or min(size) < 1:
+        raise fail(node, "size", "2 positive numbers (height, width)", size)
+    return block, pads, size
 
 
-def infer_unfold_width(node, types):
+def infer_stride_fold(node, types):
     need(node, types, 1)
     x = types[0]
     if x.rank != 4:
         raise fail(node, "input rank", "4 (NCHW)", x.rank)
-    kernel, stride, (left, right) = _unfold_attrs(node)
-    n, c, h, w = x.shape
-    wo = (w + left + right - kernel) // stride + 1
-    if wo <= 0:
-        raise fail(node, "output width", "positive", wo)
-    return [TensorType((n, kernel * c, h, wo), x.dtype)]
+    block, _, (h, w) = _fold_attrs(node)
+    return [TensorType((x.shape[0], x.shape[1] * block * block, h, w), x.dtype)]
 
 
-def ref_unfold_width(node, x):
-    """out[n, j*C + c, h, v] = x[n, c, h, v*stride + j - left] (0 outside x): the kernel
-    columns of a width-``kernel`` window as channels, column-major."""
-    kernel, stride, (left, right) = _unfold_attrs(node)
-    padded = np.pad(x, ((0, 0), (0, 0), (0, 0), (left, right)))
-    wo = (padded.shape[3] - kernel) // stride + 1
-    span = stride * (wo - 1) + 1
-    return np.ascontiguousarray(np.concatenate(
-        [padded[..., j:j + span:stride] for j in range(kernel)], axis=1))
+def ref_stride_fold(node, x):
+    """out[n, (c*block + p)*block + q, u, v] = x[n, c, block*u + p - top, block*v + q - left]
+    (0 outside x): space-to-depth of the zero-padded input, ``size`` blocks high and
+    wide (the padded input cropped or extended with zeros to fit)."""
+    block, (top, left), (h, w) = _fold_attrs(node)
+    n, c = x.shape[:2]
+    rows, cols = block * h, block * w
+    padded = np.zeros((n, c, rows, cols), x.dtype)
+    src = x[:, :, :max(rows - top, 0), :max(cols - left, 0)]
+    padded[:, :, top:top + src.shape[2], left:left + src.shape[3]] = src
+    return np.ascontiguousarray(padded.reshape(n, c, h, block, w, block)
+                                .transpose(0, 1, 3, 5, 2, 4).reshape(n, -1, h, w))
 
 
 register(
@@ -100,10 +99,10 @@ register(
     OpDef("gather", infer_gather, reference=ref_gather, int8=ref_gather, quant="int8",
           keeps_range=True, moves_data=True,
           doc="np.take(data, indices, axis), negative indices wrap once"),
-    OpDef("unfold_width", infer_unfold_width, reference=ref_unfold_width,
-          cpu=ref_unfold_width, int8=ref_unfold_width, quant="int8", keeps_range=True,
-          moves_data=True, doc="NCHW -> N(kernel*C)HW': each output column's width-`kernel` "
-                               "window (stride, zero pads left/right) as channels"),
+    OpDef("stride_fold", infer_stride_fold, reference=ref_stride_fold, cpu=ref_stride_fold,
+          int8=ref_stride_fold, quant="int8", keeps_range=True, moves_data=True,
+          doc="NCHW -> N(C*block*block)HW: space-to-depth of the input zero-padded by "
+              "`pads` (top, left), `size` (height, width) blocks"),
 )
 
 

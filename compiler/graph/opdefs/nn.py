@@ -163,7 +163,7 @@ register(
     OpDef("conv2d", infer_conv2d, reference=ref_conv, cpu=N.conv2d, llvm=L.conv,
           llvm_when=L.when_conv, int8=I.conv2d, quant="gemm", macs=macs_conv,
           gemm=Gemm("accel_conv2d", "qconv2d", conv_accel_refusal), folds="affine",
-          unfolds_width=True, tune=T.conv2d,
+          stride_folds=True, tune=T.conv2d,
           doc="2-D convolution NCHW x OIHW (+ bias), groups and dilations"),
     OpDef("dense", infer_dense, reference=ref_dense, cpu=N.dense, llvm=L.dense,
           llvm_when=L.float_only, int8=I.dense, quant="gemm", macs=macs_dense,

@@ -27,7 +27,7 @@ from .rewrite import PassContext
 from .strip_qdq import strip_qdq
 from .alu_islands import alu_islands
 from .tabulate import tabulate
-from .unfold_width import unfold_width
+from .stride_fold import stride_fold
 
 PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     # canonicalise
@@ -37,7 +37,7 @@ PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     ("fold_batch_norm", fold_batch_norm),    # BN and bias adds into conv/dense
     ("dead_code", eliminate_dead_code),
     # int8 and the accelerator
-    ("unfold_width", unfold_width),          # narrow convs: kernel columns -> channels
+    ("stride_fold", stride_fold),            # narrow strided input convs -> stride 1
     ("quantize", quantize),                  # power-of-two int8, requant = add/shift/clip
     ("alu_islands", alu_islands),            # float islands the ALU computes exactly -> alu
     ("tabulate", tabulate),                  # other one-int8-value islands -> int8 tables
@@ -49,7 +49,7 @@ PIPELINE: tuple[tuple[str, Callable[[Graph, PassContext], Graph]], ...] = (
     ("plan_memory", plan_memory),            # liveness-based DRAM buffer reuse
 )
 PASS_NAMES = tuple(name for name, _ in PIPELINE)
-CANONICAL = PASS_NAMES[:PASS_NAMES.index("unfold_width")]
+CANONICAL = PASS_NAMES[:PASS_NAMES.index("stride_fold")]
 
 
 def compile_graph(graph: Graph, config: Config | str | None = None, calibration=None,

@@ -94,9 +94,9 @@ def test_resnet_fuses_into_accelerator_operators(resnet_stages):
 
 def test_partition_report_explains_each_node(resnet_stages, mobilenet_model):
     report = partition_report(resnet_stages["partition"])
-    # the stem's 7 kernel columns unfolded into its 3 channels (passes/unfold_width.py)
-    assert "int8 conv2d 21->64 channels (padded 32->64)" in report
-    assert "unfold_width" in report
+    # the stem folded space-to-depth: 3 channels x 2 x 2 (passes/stride_fold.py)
+    assert "int8 conv2d 12->64 channels (padded 16->64)" in report
+    assert "stride_fold" in report
     assert "epilogue of" in report and "residual operand of" in report
     assert "max_pool" in report and "no accelerator template" in report
     mobile = compiled(mobilenet_model, IMAGE)["partition"]
