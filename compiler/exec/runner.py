@@ -121,19 +121,21 @@ class _Values:
 
 
 def run_module(module: Module, feeds, device=None, backend: str = "fsim", progress=None,
-               keep: bool = False):
-    """Run once; opens (and closes) a device of `backend` unless `device` is given."""
+               keep: bool = False, step_done=None):
+    """Run once; opens (and closes) a device of `backend` unless `device` is given.
+    ``step_done(step, get)``, if given, is called after every step with a function that
+    reads any value computed so far (the step's inputs and outputs included)."""
     if device is None:
         with open_device(backend, module.cfg, dram_bytes=_dram_need(module)) as dev:
-            return run_module(module, feeds, dev, backend, progress, keep)
+            return run_module(module, feeds, dev, backend, progress, keep, step_done)
     binding = getattr(device, "_vtalab_binding", None)
     if binding is None or binding.module is not module:
         binding = Binding(module, device)
         device._vtalab_binding = binding
-    return run_bound(binding, feeds, progress, keep)
+    return run_bound(binding, feeds, progress, keep, step_done)
 
 
-def run_bound(binding: Binding, feeds, progress=None, keep: bool = False):
+def run_bound(binding: Binding, feeds, progress=None, keep: bool = False, step_done=None):
     module = binding.module
     signature = SimpleNamespace(inputs=module.inputs,
                                 types={v: module.types[v] for v in module.inputs})
@@ -157,6 +159,8 @@ def run_bound(binding: Binding, feeds, progress=None, keep: bool = False):
         record.seconds = time.perf_counter() - t0
         record.host_bytes = values.moved - moved0
         profile.add(record)
+        if step_done:
+            step_done(step, values.get)
         if not keep:
             for v in step.inputs:
                 if last_use.get(v) == i and v not in module.outputs:

@@ -100,12 +100,14 @@ class LocalExecutor(Executor):
             self._pool = None
 
     def map(self, fn, items):
-        items = list(items)
-        queue = list(range(len(items)))
-        attempts = [0] * len(items)
+        """Outcomes as they complete. ``items`` may be any iterable: an item is taken from
+        it only when a worker is free (an item's index is its place in that order), so a
+        generator can still be producing the later items while the first ones run."""
+        source, items, queue, attempts = iter(items), [], [], []
         running: dict = {}                     # future -> (index, start time)
-        while queue or running:
-            while queue and len(running) < self.jobs:
+        while True:
+            while len(running) < self.jobs and (queue or self._take(source, items, queue,
+                                                                    attempts)):
                 i = queue.pop(0)
                 attempts[i] += 1
                 try:
@@ -118,6 +120,8 @@ class LocalExecutor(Executor):
                         queue.remove(i)
                         yield i, Outcome(None, f"worker died ({attempts[i]} attempts)",
                                          attempts[i])
+            if not running:
+                return
             done, _ = cf.wait(running, timeout=self._wait_s(running),
                               return_when=cf.FIRST_COMPLETED)
             broken = False
@@ -145,6 +149,16 @@ class LocalExecutor(Executor):
                         queue.insert(0, i)
                 running.clear()
                 self._kill_pool()
+
+    @staticmethod
+    def _take(source, items: list, queue: list, attempts: list) -> bool:
+        """Queue the next item of ``source``; False when it has none left."""
+        for item in source:
+            items.append(item)
+            attempts.append(0)
+            queue.append(len(items) - 1)
+            return True
+        return False
 
     def _wait_s(self, running) -> float | None:
         if not self.timeout:

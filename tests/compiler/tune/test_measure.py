@@ -171,6 +171,33 @@ def test_leaving_with_an_error_does_not_wait_for_workers_starting_up(tmp_path):
     assert time.monotonic() - start < 20
 
 
+def test_map_takes_an_item_only_when_a_worker_is_free():
+    """A generator still making items: the first two run while the third is not yet
+    made; it is taken once one of them has finished (its index: its place in that order)."""
+    taken, finished = [], []
+
+    def produce():
+        for k in range(5):
+            taken.append((k, len(finished)))
+            yield ("ok", k)
+    with LocalExecutor(jobs=2) as ex:
+        for i, outcome in ex.map(_sleep_or_die, produce()):
+            finished.append(i)
+            assert outcome.value == ("ok", i)
+    assert sorted(finished) == list(range(5))
+    assert taken[:2] == [(0, 0), (1, 0)]
+    assert [done for _, done in taken[2:]] == [1, 2, 3]
+
+
+def test_an_error_of_the_item_source_reaches_the_caller():
+    def produce():
+        yield ("ok", 1)
+        raise ValueError("the source failed")
+    with LocalExecutor(jobs=2) as ex:
+        with pytest.raises(ValueError, match="the source failed"):
+            list(ex.map(_sleep_or_die, produce()))
+
+
 @pytest.mark.parametrize("op,broadcast,shift", [("add", False, 3), ("mul", True, 0),
                                                 ("min", True, 2)])
 def test_alu_elementwise_points_match_the_reference(op, broadcast, shift):
