@@ -1,5 +1,7 @@
 """A whole model on the RTL in parallel: every accelerator step on its own simulator
 process, fed its bit-exact inputs and checked against the functional simulator."""
+import re
+
 import numpy as np
 import pytest
 
@@ -39,3 +41,13 @@ def test_jobs_need_the_rtl_backend(tiny_module):
     x = samples((1, 3, SIZE, SIZE), 1)[0]
     with pytest.raises(DeviceError, match="jobs must be 1 unless backend is rtl"):
         tiny_module.run(x, backend="fsim", jobs=2)
+
+
+def test_an_error_of_the_functional_simulator_run_reaches_the_caller(tiny_module):
+    """The fsim runs in a thread while the workers start: its error is the one raised."""
+    require_rtl()
+    bad = np.zeros((1, 3, SIZE + 1, SIZE), np.float32)
+    with pytest.raises(Exception) as single:
+        tiny_module.run(bad)
+    with pytest.raises(type(single.value), match=re.escape(str(single.value))):
+        tiny_module.run(bad, backend="rtl", jobs=2)
