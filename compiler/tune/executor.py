@@ -153,12 +153,13 @@ class LocalExecutor(Executor):
     @staticmethod
     def _take(source, items: list, queue: list, attempts: list) -> bool:
         """Queue the next item of ``source``; False when it has none left."""
-        for item in source:
-            items.append(item)
-            attempts.append(0)
-            queue.append(len(items) - 1)
-            return True
-        return False
+        item = next(source, _END)
+        if item is _END:
+            return False
+        items.append(item)
+        attempts.append(0)
+        queue.append(len(items) - 1)
+        return True
 
     def _wait_s(self, running) -> float | None:
         if not self.timeout:
@@ -171,6 +172,9 @@ class LocalExecutor(Executor):
             return set()
         now = time.monotonic()
         return {i for i, start in running.values() if now - start > self.timeout}
+
+
+_END = object()         # the end of an item source (items may be anything, None too)
 
 
 def _start_method() -> str:

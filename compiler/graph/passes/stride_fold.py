@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from vtalab.runtime.layout import ceil_div
+
 from ..ir import Graph, Node
 from ..opdef import op_of
 from .rewrite import PassContext, Rewriter
-
-
-def _ceil_div(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def _foldable(graph: Graph, rw: Rewriter, node: Node, block_in: int) -> bool:
@@ -41,15 +39,15 @@ def _foldable(graph: Graph, rw: Rewriter, node: Node, block_in: int) -> bool:
             sh != sw or sh < 2 or w.shape[2] != w.shape[3]:
         return False
     channels, k, s = w.shape[1], w.shape[2], sh
-    folded = _ceil_div(channels * s * s, block_in) * _ceil_div(k, s) ** 2
-    return folded < _ceil_div(channels, block_in) * k * k
+    folded = ceil_div(channels * s * s, block_in) * ceil_div(k, s) ** 2
+    return folded < ceil_div(channels, block_in) * k * k
 
 
 def _fold(graph: Graph, rw: Rewriter, node: Node) -> None:
     w = rw.constant_value(node.inputs[1])
     out, channels, k, _ = w.shape
     s = node.attr("strides")[0]
-    kf = _ceil_div(k, s)
+    kf = ceil_div(k, s)
     top, left = node.attr("pads", (0, 0, 0, 0))[:2]
     ho, wo = graph.types[node.outputs[0]].shape[2:]
     x = node.inputs[0]
