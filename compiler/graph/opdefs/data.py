@@ -1,6 +1,6 @@
-"""Data movement and constants: pad, gather, stride_fold (Pad, Gather, Constant, Shape,
-Size, ConstantOfShape, Range, Dropout). Shape-like ops of a static graph become constants;
-stride_fold is made by passes/stride_fold.py, not imported."""
+"""Data movement and constants: pad, gather, stride_fold, patches (Pad, Gather, Constant,
+Shape, Size, ConstantOfShape, Range, Dropout). Shape-like ops of a static graph become
+constants; stride_fold and patches are made by passes/stride_fold.py, not imported."""
 from __future__ import annotations
 
 import numpy as np
@@ -92,6 +92,43 @@ def ref_stride_fold(node, x):
                                 .transpose(0, 1, 3, 5, 2, 4).reshape(n, -1, h, w))
 
 
+def _patch_attrs(node):
+    kernel, stride = node.attr("kernel"), node.attr("stride", 1)
+    pads, size = tuple(node.attr("pads", (0, 0))), tuple(node.attr("size", ()))
+    for name, value in (("kernel", kernel), ("stride", stride)):
+        if not (isinstance(value, int) and value >= 1):
+            raise fail(node, name, "an integer >= 1", value)
+    if len(pads) != 2 or min(pads) < 0:
+        raise fail(node, "pads", "2 non-negative numbers (top, left)", pads)
+    if len(size) != 2 or min(size) < 1:
+        raise fail(node, "size", "2 positive numbers (height, width)", size)
+    return kernel, stride, pads, size
+
+
+def infer_patches(node, types):
+    need(node, types, 1)
+    x = types[0]
+    if x.rank != 4:
+        raise fail(node, "input rank", "4 (NCHW)", x.rank)
+    k, _, _, (h, w) = _patch_attrs(node)
+    return [TensorType((x.shape[0], x.shape[1] * k * k, h, w), x.dtype)]
+
+
+def ref_patches(node, x):
+    """out[n, (c*k + a)*k + b, u, v] = x[n, c, stride*u + a - top, stride*v + b - left]
+    (0 outside x): every k x k window of the zero-padded input as channels (im2col), ``size``
+    windows high and wide."""
+    k, s, (top, left), (h, w) = _patch_attrs(node)
+    n, c = x.shape[:2]
+    rows, cols = s * (h - 1) + k, s * (w - 1) + k
+    padded = np.zeros((n, c, rows, cols), x.dtype)
+    src = x[:, :, :max(rows - top, 0), :max(cols - left, 0)]
+    padded[:, :, top:top + src.shape[2], left:left + src.shape[3]] = src
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))
+    windows = windows[:, :, ::s, ::s][:, :, :h, :w]          # (n, c, h, w, k, k)
+    return np.ascontiguousarray(windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, -1, h, w))
+
+
 register(
     OpDef("pad", infer_pad, reference=ref_pad, cpu=cpu_pad, int8=I.pad, quant="int8",
           keeps_range=True, doc="pads (begins + ends) with mode constant (value), reflect, "
@@ -103,6 +140,11 @@ register(
           int8=ref_stride_fold, quant="int8", keeps_range=True, moves_data=True,
           doc="NCHW -> N(C*block*block)HW: space-to-depth of the input zero-padded by "
               "`pads` (top, left), `size` (height, width) blocks"),
+    OpDef("patches", infer_patches, reference=ref_patches, cpu=ref_patches,
+          int8=ref_patches, quant="int8", keeps_range=True, moves_data=True,
+          doc="NCHW -> N(C*kernel*kernel)HW: every kernel x kernel window (step `stride`) "
+              "of the input zero-padded by `pads` (top, left) as channels (im2col), `size` "
+              "(height, width) windows"),
 )
 
 

@@ -94,9 +94,9 @@ def test_resnet_fuses_into_accelerator_operators(resnet_stages):
 
 def test_partition_report_explains_each_node(resnet_stages, mobilenet_model):
     report = partition_report(resnet_stages["partition"])
-    # the stem folded space-to-depth: 3 channels x 2 x 2 (passes/stride_fold.py)
-    assert "int8 conv2d 12->64 channels (padded 16->64)" in report
-    assert "stride_fold" in report
+    # the stem as a 1x1 over its 7x7 patches: 3 x 7 x 7 channels (passes/stride_fold.py)
+    assert "int8 conv2d 147->64 channels (padded 160->64)" in report
+    assert "patches" in report
     assert "epilogue of" in report and "residual operand of" in report
     assert "max_pool" in report and "no accelerator template" in report
     mobile = compiled(mobilenet_model, IMAGE)["partition"]
