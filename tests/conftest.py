@@ -20,3 +20,13 @@ def conformance_root() -> Path:
     if not root.is_dir():
         pytest.skip(f"VTA conformance vectors not found at {root} (set VTALAB_SHARED)")
     return root
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest tests first (a real bitstream, then Verilator builds): with the suite on
+    two workers (``-n 2 --dist loadfile``) the one that takes minutes starts at once instead
+    of running alone at the end."""
+    def rank(item):
+        return 0 if item.get_closest_marker("bitstream") else \
+            1 if item.get_closest_marker("slow") else 2
+    items.sort(key=rank)        # stable: the files' own order otherwise
