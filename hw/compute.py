@@ -114,6 +114,7 @@ class Compute(wiring.Component):
             pipe.valid.eq(loop.busy), pipe.uop_addr.eq(loop.uop_addr),
             loop.stall.eq(pipe.stall),
             pipe.op.is_alu.eq(alu.opcode == Opcode.ALU), pipe.op.reset.eq(gemm.reset),
+            pipe.op.overwrite.eq(gemm.opcode == Opcode.GEMM_OVERWRITE),
             pipe.op.alu_opcode.eq(alu.alu_opcode), pipe.op.use_imm.eq(alu.use_imm),
             pipe.op.imm.eq(alu.imm),
         ]
@@ -147,7 +148,8 @@ class Compute(wiring.Component):
                              self.wait_s2c.eq(gemm.pop_next & ~self.has_s2c)]
                 with m.If(~self.wait_l2c & ~self.wait_s2c):
                     m.d.comb += [self.pop_l2c.eq(gemm.pop_prev), self.pop_s2c.eq(gemm.pop_next)]
-                    with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)):
+                    with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)
+                              | (gemm.opcode == Opcode.GEMM_OVERWRITE)):
                         m.d.sync += loop_start.eq(1)
                         m.next = "START"
                     with m.Else():

@@ -78,7 +78,8 @@ FORWARD_DEPTH = WRITE_STAGE - 2
 def op_layout() -> data.StructLayout:
     """What a micro-op carries down the pipe besides its indices."""
     return data.StructLayout({
-        "is_alu": unsigned(1), "reset": unsigned(1), "alu_opcode": unsigned(ALU_OPCODE_BITS),
+        "is_alu": unsigned(1), "reset": unsigned(1), "overwrite": unsigned(1),
+        "alu_opcode": unsigned(ALU_OPCODE_BITS),
         "use_imm": unsigned(1), "imm": signed(ALU_IMM_BITS),
     })
 
@@ -170,7 +171,7 @@ class ExecPipe(wiring.Component):
         # the acc row, with in-flight results forwarded into it (stages 8 and 9)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
-        acc_row = self._forwarded_row(m, platform, valid, dst, gemm, accd4, results)
+        acc_row = self._forwarded_row(m, platform, valid, dst, op, gemm, accd4, results)
         # stage 9: accumulate
         acc = element_view(cfg, "acc", acc_row)
         total = Signal(acc_bits)
@@ -248,12 +249,14 @@ class ExecPipe(wiring.Component):
                 idx)
 
     @staticmethod
-    def _forwarded_row(m, platform, valid, dst, gemm, accd4, results):
+    def _forwarded_row(m, platform, valid, dst, op, gemm, accd4, results):
         """The acc row for the micro-op in the accumulate stage A: the newest in-flight
         result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in
         stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
         (being computed in stage A a cycle earlier) in stage A; the selects are registered
-        a stage earlier, from comparisons registered a stage before that."""
+        a stage earlier, from comparisons registered a stage before that. An overwriting
+        GEMM micro-op gets zero: the register loads 0 and the newest result is not chosen
+        (both decided in stage A-1, nothing added to stage A's path)."""
         a = ACCUMULATE_STAGE
         rows = {4: accd4}
         for s in range(5, a):                           # the row read, carried to A-1
@@ -275,12 +278,12 @@ class ExecPipe(wiring.Component):
         m.d.sync += none.eq(~_any(hits))
         # stage A-1: the newest result's select for A; the older ones forwarded
         newest = Signal(name=f"fwd{a}_1")
-        m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]))
+        m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]) & ~op[a - 1].overwrite)
         row = _select_one(none, rows[a - 1], [(sel, results[a - 1 + d]) for d, sel in sels],
                           priority=for_simulator(platform))
         rows[a] = Signal.like(accd4, name=f"acc{a}", reset_less=True)
         with m.If(gemm[a - 1]):
-            m.d.sync += rows[a].eq(row)
+            m.d.sync += rows[a].eq(Mux(op[a - 1].overwrite, 0, row))
         # stage A
         return Mux(newest, results[WRITE_STAGE], rows[a])
 

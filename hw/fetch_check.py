@@ -55,7 +55,7 @@ class FetchCheck(wiring.Component):
         finish_seen = self._finish_seen = Signal()
         conditions = [                     # in ErrorCode order: the first true one counts
             (ErrorCode.AFTER_FINISH, finish_seen),
-            (ErrorCode.OPCODE, op > Opcode.ALU),
+            (ErrorCode.OPCODE, op > max(Opcode)),
             (ErrorCode.MEMORY_TYPE, ((op == Opcode.LOAD) & (mem.memory_type > Mem.ACC))
              | ((op == Opcode.STORE) & (mem.memory_type != Mem.OUT))),
             (ErrorCode.ALU_OPCODE, (op == Opcode.ALU) & (alu.alu_opcode > max(AluOp))),
@@ -63,7 +63,8 @@ class FetchCheck(wiring.Component):
              | (route["store"] & (mem.pop_next | mem.push_next))),
             (ErrorCode.STRIDE, is_mem & (mem.memory_type != Mem.UOP) & (mem.y_size > 1)
              & (mem.x_stride < mem.x_size)),
-            (ErrorCode.UOP_RANGE, ((op == Opcode.GEMM) | (op == Opcode.ALU))
+            (ErrorCode.UOP_RANGE, ((op == Opcode.GEMM) | (op == Opcode.GEMM_OVERWRITE)
+                                   | (op == Opcode.ALU))
              & (gemm.uop_end > self.cfg.uop_depth)),
             *token_codes,
             (ErrorCode.NO_FINISH, last & (op != Opcode.FINISH)),

@@ -170,7 +170,8 @@ class ProgramBuilder:
         self.recorder.loop_end()
 
     def uop_push(self, dst: int, src: int, wgt: int = 0, **mode) -> None:
-        """VTAUopPush: record one micro-op (mode=, reset=, alu_op=, use_imm=, imm=)."""
+        """VTAUopPush: record one micro-op (mode=, reset=, overwrite=, alu_op=, use_imm=,
+        imm=)."""
         if self.recorder is None:
             self.recorder = KernelRecorder()
         self.recorder.push(dst, src, wgt, **mode)
@@ -179,7 +180,8 @@ class ProgramBuilder:
         """VTAPushGEMMOp: run ``kernel`` (default: the one just recorded) as a GEMM."""
         kernel = self._take_kernel(kernel, "gemm")
         begin, end = self._place_kernel(kernel)
-        insn = GemmInsn(reset=kernel.reset, uop_bgn=begin, uop_end=end, **kernel.loop_fields())
+        insn = GemmInsn(reset=kernel.reset, overwrite=kernel.overwrite, uop_bgn=begin,
+                        uop_end=end, **kernel.loop_fields())
         return self.push_insn(insn)
 
     def push_alu(self, kernel: UopKernel | None = None) -> int:

@@ -44,6 +44,7 @@ class UopKernel:
     uops: tuple[Uop, ...]
     loops: tuple[Loop, ...] = ()
     reset: bool = False
+    overwrite: bool = False         # GEMM only: acc := inp x wgt (opcode GEMM_OVERWRITE)
     alu_op: AluOp | None = None
     use_imm: bool = False
     imm: int = 0
@@ -60,13 +61,16 @@ class UopKernel:
             raise ProgramError("an ALU kernel's alu_op must be an AluOp, not None")
         if self.mode == GEMM and (self.alu_op is not None or self.use_imm):
             raise ProgramError("a GEMM kernel must not set alu_op or use_imm")
-        if self.mode == ALU and self.reset:
-            raise ProgramError("an ALU kernel must not set reset (ALU ignores it)")
+        if self.mode == ALU and (self.reset or self.overwrite):
+            raise ProgramError("an ALU kernel must not set reset or overwrite (ALU ignores "
+                               "them)")
 
     @classmethod
-    def gemm(cls, uops, loops=(), reset: bool = False) -> "UopKernel":
-        """A GEMM kernel from (dst, src, wgt) triples and Loop/tuple loop levels."""
-        return cls(GEMM, _uops(uops), _loops(loops), reset=bool(reset))
+    def gemm(cls, uops, loops=(), reset: bool = False, overwrite: bool = False) -> "UopKernel":
+        """A GEMM kernel from (dst, src, wgt) triples and Loop/tuple loop levels; with
+        ``overwrite`` each micro-op writes its products instead of adding them."""
+        return cls(GEMM, _uops(uops), _loops(loops), reset=bool(reset),
+                   overwrite=bool(overwrite))
 
     @classmethod
     def alu(cls, alu_op, uops, loops=(), imm: int | None = None) -> "UopKernel":
@@ -153,9 +157,9 @@ class KernelRecorder:
         self._open -= 1
 
     def push(self, dst: int, src: int, wgt: int = 0, *, mode: str = GEMM, reset: bool = False,
-             alu_op=None, use_imm: bool = False, imm: int = 0) -> None:
+             overwrite: bool = False, alu_op=None, use_imm: bool = False, imm: int = 0) -> None:
         """Record one micro-op (VTAUopPush)."""
-        signature = {"mode": mode, "reset": bool(reset),
+        signature = {"mode": mode, "reset": bool(reset), "overwrite": bool(overwrite),
                      "alu_op": None if alu_op is None else _alu_op(alu_op),
                      "use_imm": bool(use_imm), "imm": imm}
         if self._mode is None:

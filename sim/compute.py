@@ -103,6 +103,12 @@ class ComputeUnit:
         if insn.reset:
             return _GemmPlan(count, as_slice(np.unique(self._loop(insn, base)[0])), None)
         cfg = self.cfg
+        if insn.overwrite:          # each row keeps the products of its last micro-op only
+            dst, src, wgt = self._loop(insn, base)
+            _, first_from_end = np.unique(dst[::-1], return_index=True)
+            last = len(dst) - 1 - first_from_end
+            return _GemmPlan(count, None, GeneralPlan(cfg, dst[last], src[last], wgt[last]),
+                             overwrite=True)
         products = plan_structured(cfg, base, insn, cfg.inp_depth, cfg.wgt_depth) \
             or GeneralPlan(cfg, *self._loop(insn, base))
         return _GemmPlan(count, None, products)
@@ -132,7 +138,9 @@ class ComputeUnit:
         elif plan.products is not None:
             rows, sums = plan.products.products(*self._operands())
             acc, bits = self.sram.acc, self.cfg.acc_bits
-            if acc.dtype.itemsize * 8 == bits:   # the dtype's wrap-around is the accumulator's
+            if plan.overwrite:
+                total = narrow(sums, bits, acc.dtype)
+            elif acc.dtype.itemsize * 8 == bits:   # the dtype's wrap-around is the acc's
                 total = acc[rows] + sums.astype(acc.dtype, copy=False)
             else:
                 total = wrap(acc[rows].astype(np.int64) + wrap(sums, bits), bits)
@@ -156,8 +164,9 @@ class ComputeUnit:
 
 
 class _GemmPlan:
-    def __init__(self, count: int, reset_rows, products):
+    def __init__(self, count: int, reset_rows, products, overwrite: bool = False):
         self.count, self.reset_rows, self.products = count, reset_rows, products
+        self.overwrite = overwrite
 
 
 class _AluPlan:

@@ -243,8 +243,10 @@ class Generator:
                     dst_factor_out=factors["dst"][0], dst_factor_in=factors["dst"][1],
                     src_factor_out=factors["src"][0], src_factor_in=factors["src"][1])
         if kind == "gemm":
-            insn = GemmInsn(reset=self._int(0, 4) == 0, wgt_factor_out=factors["wgt"][0],
-                            wgt_factor_in=factors["wgt"][1], **loop)
+            flag = self._int(0, 4)          # 1 in 5 resets, 1 in 5 overwrites
+            insn = GemmInsn(reset=flag == 0, overwrite=flag == 1,
+                            wgt_factor_out=factors["wgt"][0], wgt_factor_in=factors["wgt"][1],
+                            **loop)
         else:
             op = AluOp(self._int(0, len(AluOp) - 1))
             if op == AluOp.SHR:

@@ -102,7 +102,7 @@ class Mutator:
     def _fields(self, word: int) -> dict:
         f = self.isa.mem.decode(word)
         f["is_mem"] = f["opcode"] in (Opcode.LOAD, Opcode.STORE)
-        f["is_loop"] = f["opcode"] in (Opcode.GEMM, Opcode.ALU)
+        f["is_loop"] = f["opcode"] in (Opcode.GEMM, Opcode.GEMM_OVERWRITE, Opcode.ALU)
         return f
 
     def _set(self, m: Mutant, k: int, layout: str, what: str, **values) -> None:

@@ -67,6 +67,11 @@ class Opcode(enum.IntEnum):
     GEMM = 2
     FINISH = 3
     ALU = 4
+    #: not VTA's: a GEMM whose micro-ops write their products' sum instead of adding it to
+    #: the acc row (a reduction's first step, no reset pass); VTA's GEMM layout has no free
+    #: bit (VTA's own programs leave garbage in the one its bitfields skip), its opcode
+    #: field has three unused values
+    GEMM_OVERWRITE = 5
 
 
 class Mem(enum.IntEnum):
@@ -262,6 +267,9 @@ class _LoopInsn(Insn):
 class GemmInsn(_LoopInsn):
     wgt_factor_out: int = 0
     wgt_factor_in: int = 0
+    #: encoded as opcode GEMM_OVERWRITE: each micro-op writes acc[dst] = inp x wgt (with
+    #: ``reset`` as well, reset wins: zero)
+    overwrite: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -361,6 +369,8 @@ class Isa:
         else:
             values["opcode"] = {GemmInsn: Opcode.GEMM, AluInsn: Opcode.ALU,
                                 FinishInsn: Opcode.FINISH}[type(insn)]
+            if values.pop("overwrite", False):
+                values["opcode"] = Opcode.GEMM_OVERWRITE
         if isinstance(insn, AluInsn):
             values["alu_opcode"] = AluOp(insn.alu_op)
         return layout.encode(values)
@@ -383,10 +393,10 @@ class Isa:
                                f"not {exc.args[0].split()[0]}") from None
             raw["opcode"] = Opcode(raw["opcode"])
             return MemInsn(mem=mem, **_bools(raw))
-        if opcode == Opcode.GEMM:
+        if opcode in (Opcode.GEMM, Opcode.GEMM_OVERWRITE):
             raw = self.gemm.decode(word)
             raw.pop("opcode")
-            return GemmInsn(**_bools(raw))
+            return GemmInsn(overwrite=opcode == Opcode.GEMM_OVERWRITE, **_bools(raw))
         if opcode == Opcode.ALU:
             raw = self.alu.decode(word)
             raw.pop("opcode")
@@ -452,6 +462,8 @@ class Isa:
             if insn.alu_op == AluOp.SAT:
                 shift, relu = sat_fields(self.cfg, insn.imm)
                 values["sat"] = f"shr{shift}{'+relu' if relu else ''}"
+        elif isinstance(insn, GemmInsn):
+            head = f"{'GEMM_OVERWRITE' if values.pop('overwrite') else 'GEMM':<10}"
         else:
             head = f"{type(insn).__name__[:-4].upper():<10}"
         parts = [f"{k}={v if isinstance(v, str) else int(v)}" for k, v in values.items()]

@@ -59,7 +59,9 @@ def insn_name(insn: "Instruction") -> str:
         return f"{op} {mem}"
     if isinstance(insn, AluInsn):
         return f"ALU {AluOp(insn.alu_op).name}"
-    return "GEMM" if isinstance(insn, GemmInsn) else "FINISH"
+    if isinstance(insn, GemmInsn):
+        return "GEMM_OVERWRITE" if insn.overwrite else "GEMM"
+    return "FINISH"
 
 
 def token_actions(module: str, insn: "Instruction") -> tuple[list[str], list[str]]:
@@ -128,8 +130,8 @@ class ProgramOrder:
         isa = self.isa
         opcode = isa.opcode_field.extract(word)
         if opcode not in tuple(Opcode):
-            return ErrorCode.OPCODE, (f"{at}: opcode must be one of 0..4 (LOAD, STORE, GEMM, "
-                                      f"FINISH, ALU), not {opcode}")
+            return ErrorCode.OPCODE, (f"{at}: opcode must be one of 0..{max(Opcode)} "
+                                      f"({', '.join(o.name for o in Opcode)}), not {opcode}")
         if opcode in (Opcode.LOAD, Opcode.STORE):
             mem = isa.mem["memory_type"].extract(word)
             allowed = LOAD_MEMS if opcode == Opcode.LOAD else (Mem.OUT,)

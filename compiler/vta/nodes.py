@@ -74,6 +74,7 @@ class Gemm(VtaStmt):
     wgt: Any = None
     wgt_index: Any = None
     reset: bool = False
+    overwrite: bool = False         # acc := inp x wgt (GEMM_OVERWRITE), not acc +=
 
     unit = "compute"
 
@@ -83,7 +84,8 @@ class Gemm(VtaStmt):
     def format(self) -> str:
         if self.reset:
             return f"gemm_reset {self.acc.name}[{fe(self.acc_index)}]"
-        return (f"gemm {self.acc.name}[{fe(self.acc_index)}] += {self.inp.name}"
+        return (f"gemm {self.acc.name}[{fe(self.acc_index)}] "
+                f"{':=' if self.overwrite else '+='} {self.inp.name}"
                 f"[{fe(self.inp_index)}] x {self.wgt.name}[{fe(self.wgt_index)}]")
 
 

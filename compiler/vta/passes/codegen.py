@@ -115,7 +115,8 @@ class _Emitter:
         uop_read = ("uop", bgn, bgn + len(words) - 1)
         if k.kind == "gemm":
             t = k.template
-            insn = GemmInsn(reset=t.reset, wgt_factor_out=wo, wgt_factor_in=wi, **common)
+            insn = GemmInsn(reset=t.reset, overwrite=t.overwrite, wgt_factor_out=wo,
+                            wgt_factor_in=wi, **common)
             reads = (uop_read,) if t.reset else (
                 uop_read, ("inp",) + span(src, so, si), ("wgt",) + span(wgt, wo, wi))
         else:

@@ -39,7 +39,7 @@ def fold_uops(func, cfg: Config):
 
 def _template(leaf):
     if isinstance(leaf, Gemm):
-        return ("gemm", leaf.reset)
+        return ("gemm", leaf.reset, leaf.overwrite)
     if isinstance(leaf, Alu):
         return ("alu", leaf.op, leaf.imm, leaf.src is None)
     return None
