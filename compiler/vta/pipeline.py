@@ -4,8 +4,8 @@
     check_storage     every SRAM tile is whole entries and fits its buffer
     inject_dma        copy nests -> 2-D LOAD/STORE with zero padding
     tensorize_gemm    `tensorize` regions -> GEMM statements (intrinsic from the Config)
-    overwrite_first   (optional, ``lower(.., options={"overwrite_first"})``) a reduction's
-                      reset pass -> its first step as GEMM_OVERWRITE
+    overwrite_first   a one-loop reduction's reset pass -> its first step as GEMM_OVERWRITE
+                      (every reduction with the option "overwrite_every")
     inplace_acc       elementwise acc stages reuse their input's storage
     match_alu         acc elementwise stores -> ALU operations (imm or acc operand)
     inject_vthread    virtual threads -> replicated buffers, interleaved statements
@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 from vtalab.spec import Config
 
@@ -43,6 +44,7 @@ PASSES = [
     ("check_storage", check_storage),
     ("inject_dma", inject_dma),
     ("tensorize_gemm", tensorize_gemm),
+    ("overwrite_first", overwrite_first_step),
     ("inplace_acc", inplace_acc),
     ("match_alu", match_alu),
     ("inject_vthread", inject_vthread),
@@ -53,11 +55,11 @@ PASSES = [
     ("verify_tokens", verify_tokens),
 ]
 PASS_NAMES = ["schedule_ops"] + [name for name, _ in PASSES]
-#: passes a caller asks for by name (``options``), each run after the pass named with it.
-#: overwrite_first is not on by default: on ResNet-18 it saves 7% on the 1x1 convs but
-#: costs 0.6-4% on the 3x3 ones (their compute waits for each tile's first load, which
-#: the reset pass used to fill; the split step adds instructions and micro-op kernels).
-OPTIONAL_PASSES = {"overwrite_first": ("tensorize_gemm", overwrite_first_step)}
+#: passes a caller asks for by name (``options``), each run after the pass named with it:
+#: overwrite_first where it pays is in PASSES; this rewrites every reduction it can (on
+#: ResNet-18 0.6-4% slower 3x3 convs: compiler/vta/passes/overwrite.py)
+OPTIONAL_PASSES = {"overwrite_every": ("tensorize_gemm",
+                                       partial(overwrite_first_step, every=True))}
 
 
 def _pipeline(options) -> list:

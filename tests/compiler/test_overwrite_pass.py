@@ -1,24 +1,26 @@
-"""compiler/vta/passes/overwrite.py (optional pass ``overwrite_first``): a reduction's reset
-pass becomes its first step as GEMM_OVERWRITE; the outputs stay bit-exact on the functional
+"""compiler/vta/passes/overwrite.py: a reduction's reset pass becomes its first step as
+GEMM_OVERWRITE (by default where the reduction has at most one loop in the tile, with the
+option ``overwrite_every`` wherever it can); the outputs stay bit-exact on the functional
 simulator and the RTL, and exactly the reset micro-ops disappear."""
 import numpy as np
 import pytest
 
 from vtalab.compiler.errors import CompileError
 from vtalab.compiler.topi import Conv2dKnobs, Conv2dShape, Requant, conv2d, conv2d_reference
-from vtalab.compiler.vta import build
+from vtalab.compiler.vta import build, pipeline
 from vtalab.runtime import open_device
 from vtalab.spec import preset
 
 from ..rtl.backends import require_rtl
 
-CASES = [  # (shape, knobs): the channel loop in one tile or peeled over tiles, 3x3 and 1x1
+CASES = [  # (shape, knobs, rewritten by default): 3x3 with the channels in one tile or
+    #        peeled over tiles (three loops: kept), 1x1 over 3 channel tiles (rewritten)
     (Conv2dShape(1, 16, 8, 8, 16, 3, 1, 1), Conv2dKnobs(tile_h=4, tile_co=1, tile_ci=2,
-                                                         vthreads=2, vthread_axis="h")),
+                                                         vthreads=2, vthread_axis="h"), False),
     (Conv2dShape(1, 32, 6, 6, 16, 3, 2, 1), Conv2dKnobs(tile_h=3, tile_co=1, tile_ci=1,
-                                                         vthreads=1)),
+                                                         vthreads=1), False),
     (Conv2dShape(1, 24, 8, 8, 32, 1, 1, 0), Conv2dKnobs(tile_h=2, tile_co=2, tile_ci=1,
-                                                         vthreads=2, vthread_axis="co")),
+                                                         vthreads=2, vthread_axis="co"), True),
 ]
 
 
@@ -28,21 +30,29 @@ def _run(backend, prog, ins):
     return outputs["out"], counters
 
 
+def _has(prog, flag):
+    return any(getattr(i, flag, False) for i in prog.instructions())
+
+
 @pytest.mark.parametrize("backend", ["fsim", "rtl"])
 @pytest.mark.parametrize("case", range(len(CASES)))
-def test_the_first_step_overwrites_with_the_same_outputs_and_no_reset(backend, case):
+def test_the_first_step_overwrites_with_the_same_outputs_and_no_reset(backend, case,
+                                                                     monkeypatch):
     if backend == "rtl":
         require_rtl()
     cfg = preset("tiny")
-    sh, knobs = CASES[case]
+    sh, knobs, by_default = CASES[case]
     rq = Requant(shift=8, lo=-100, hi=110)
     sch, args = conv2d(cfg, sh, rq, knobs)
-    plain = build(sch, cfg, args)
+    default = build(sch, cfg, args)
+    assert _has(default, "overwrite") == by_default != _has(default, "reset")
     sch, args = conv2d(cfg, sh, rq, knobs)
-    fused = build(sch, cfg, args, options=("overwrite_first",))
-    insns = fused.instructions()
-    assert not any(getattr(i, "reset", False) for i in insns)
-    assert any(getattr(i, "overwrite", False) for i in insns)
+    fused = build(sch, cfg, args, options=("overwrite_every",))
+    monkeypatch.setattr(pipeline, "PASSES",
+                        [p for p in pipeline.PASSES if p[0] != "overwrite_first"])
+    sch, args = conv2d(cfg, sh, rq, knobs)
+    plain = build(sch, cfg, args)
+    assert not _has(fused, "reset") and _has(fused, "overwrite")
     rng = np.random.default_rng(case)
     ins = {"data": rng.integers(-128, 128, args[0].shape).astype(np.int8),
            "kernel": rng.integers(-128, 128, args[1].shape).astype(np.int8),
@@ -59,8 +69,8 @@ def test_the_first_step_overwrites_with_the_same_outputs_and_no_reset(backend, c
 
 def test_an_unknown_option_is_refused_by_name():
     cfg = preset("tiny")
-    sh, knobs = CASES[0]
+    sh, knobs, _ = CASES[0]
     sch, args = conv2d(cfg, sh, Requant(), knobs)
-    with pytest.raises(CompileError, match="options must be among .*overwrite_first.*not "
+    with pytest.raises(CompileError, match="options must be among .*overwrite_every.*not "
                                            r"\['fuse_everything'\]"):
         build(sch, cfg, args, options=("fuse_everything",))

@@ -15,6 +15,15 @@ hold the loads) have their first iteration peeled. Integer sums wrap modulo 2**a
 so the new order gives the same bits. Anything else (an entry the first step does not
 write exactly once, the acc touched in between, an index that is not affine in its loops)
 keeps its reset pass.
+
+Only reductions with at most one loop inside the tile and more than one step in all (a
+1x1 conv's channels, a dense's k) are rewritten: there the split replaces the reset
+instruction one for one. With more loops (a 3x3 conv's channels, kh, kw) each adds a GEMM
+instruction and a micro-op kernel, and on ResNet-18's RTL those layers got 0.6-4% slower:
+their compute waits for each tile's first load anyway, which the reset pass used to fill
+for free. A one-step reduction (the residual's GEMM) was slower too (conv_19 +3.7%), so it
+keeps its reset. The pipeline's option
+"overwrite_every" (``overwrite_first_step(.., every=True)``) rewrites them all.
 """
 from __future__ import annotations
 
@@ -29,26 +38,26 @@ from ..nodes import Gemm, VtaStmt
 from .common import coefficients, perfect_nest, without_vars
 
 
-def overwrite_first_step(func, cfg):
-    return func.with_body(_rewrite(func.body))
+def overwrite_first_step(func, cfg, every: bool = False):
+    return func.with_body(_rewrite(func.body, every))
 
 
-def _rewrite(node):
+def _rewrite(node, every: bool):
     if isinstance(node, Seq):
-        return seq(*_fuse([_rewrite(s) for s in node.stmts]))
+        return seq(*_fuse([_rewrite(s, every) for s in node.stmts], every))
     if isinstance(node, For):
-        return For(node.var, node.extent, _rewrite(node.body), node.kind)
+        return For(node.var, node.extent, _rewrite(node.body, every), node.kind)
     if isinstance(node, Attr):
-        return Attr(node.key, node.value, _rewrite(node.body))
+        return Attr(node.key, node.value, _rewrite(node.body, every))
     if isinstance(node, Allocate):
-        return Allocate(node.buffer, _rewrite(node.body), node.base)
+        return Allocate(node.buffer, _rewrite(node.body, every), node.base)
     if isinstance(node, IfThen):
-        return IfThen(node.cond, _rewrite(node.then),
-                      None if node.orelse is None else _rewrite(node.orelse))
+        return IfThen(node.cond, _rewrite(node.then, every),
+                      None if node.orelse is None else _rewrite(node.orelse, every))
     return node
 
 
-def _fuse(stmts: list) -> list:
+def _fuse(stmts: list, every: bool) -> list:
     out = list(stmts)
     for i, stmt in enumerate(stmts):
         reset = _reset_nest(stmt)
@@ -57,7 +66,7 @@ def _fuse(stmts: list) -> list:
         j = next((j for j in range(i + 1, len(out)) if _touches(out[j], reset.acc)), None)
         if j is None:
             continue
-        peeled = _peel(out[j], reset)
+        peeled = _peel(out[j], reset, every)
         if peeled is not None:
             out[i], out[j] = None, peeled
     return [s for s in out if s is not None]
@@ -85,20 +94,22 @@ def _touches(node, buffer) -> bool:
                for n in walk(node))
 
 
-def _peel(node, reset: _Reset):
-    """``node`` with its first update of ``reset.acc`` overwriting, or None if unsafe."""
+def _peel(node, reset: _Reset, every: bool, outer_steps: int = 1):
+    """``node`` with its first update of ``reset.acc`` overwriting, or None if unsafe (or,
+    unless ``every``, not worth it: see the module's docstring)."""
     if isinstance(node, Seq):
         k = next(k for k, s in enumerate(node.stmts) if _touches(s, reset.acc))
-        first = _peel(node.stmts[k], reset)
+        first = _peel(node.stmts[k], reset, every, outer_steps)
         return None if first is None else seq(*node.stmts[:k], first, *node.stmts[k + 1:])
     if isinstance(node, Allocate):
-        body = _peel(node.body, reset)
+        body = _peel(node.body, reset, every, outer_steps)
         return None if body is None else Allocate(node.buffer, body, node.base)
     loops, attrs, leaf = perfect_nest(node)
     if not attrs and isinstance(leaf, Gemm) and leaf.acc == reset.acc and not leaf.reset:
-        return _split_update(loops, leaf, reset)
+        return _split_update(loops, leaf, reset, every, outer_steps)
     if isinstance(node, For) and not _in_acc_index(node, reset.acc):
-        first = _peel(substitute(node.body, {node.var: Const(0, node.var.dtype)}), reset)
+        first = _peel(substitute(node.body, {node.var: Const(0, node.var.dtype)}), reset,
+                      every, outer_steps * node.extent)
         if first is None or node.extent == 1:
             return first
         var = Var(node.var.name, node.var.dtype)
@@ -112,10 +123,14 @@ def _in_acc_index(loop: For, acc) -> bool:
                for n in walk(loop.body))
 
 
-def _split_update(loops, leaf: Gemm, reset: _Reset):
+def _split_update(loops, leaf: Gemm, reset: _Reset, every: bool, outer_steps: int):
     acc_vars = free_vars(leaf.acc_index)
     spatial = [lp for lp in loops if lp.var in acc_vars]
     reduction = [lp for lp in loops if lp.var not in acc_vars]
+    inner = [lp for lp in reduction if lp.extent > 1]
+    steps = outer_steps * int(np.prod([lp.extent for lp in inner], dtype=np.int64))
+    if not every and (len(inner) > 1 or steps == 1):
+        return None
     zero = {lp.var: Const(0, lp.var.dtype) for lp in reduction}
     first_leaf = dataclasses.replace(substitute(leaf, zero), overwrite=True)
     entries = _entries(first_leaf.acc_index, spatial)
