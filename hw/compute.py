@@ -15,7 +15,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import INSN_BITS, Mem, Opcode
+from vtalab.spec.isa import INSN_BITS, LOOP_OPCODES, Mem, Opcode
 from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .dma_reader import DmaReader
@@ -148,8 +148,7 @@ class Compute(wiring.Component):
                              self.wait_s2c.eq(gemm.pop_next & ~self.has_s2c)]
                 with m.If(~self.wait_l2c & ~self.wait_s2c):
                     m.d.comb += [self.pop_l2c.eq(gemm.pop_prev), self.pop_s2c.eq(gemm.pop_next)]
-                    with m.If((gemm.opcode == Opcode.GEMM) | (gemm.opcode == Opcode.ALU)
-                              | (gemm.opcode == Opcode.GEMM_OVERWRITE)):
+                    with m.If(gemm.opcode.matches(*LOOP_OPCODES)):
                         m.d.sync += loop_start.eq(1)
                         m.next = "START"
                     with m.Else():

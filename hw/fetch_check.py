@@ -17,7 +17,7 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import INSN_BITS, MAX_TOKENS, AluOp, Mem, Opcode
+from vtalab.spec.isa import INSN_BITS, LOOP_OPCODES, MAX_TOKENS, AluOp, Mem, Opcode
 from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .isa_layout import isa_layouts
@@ -63,8 +63,7 @@ class FetchCheck(wiring.Component):
              | (route["store"] & (mem.pop_next | mem.push_next))),
             (ErrorCode.STRIDE, is_mem & (mem.memory_type != Mem.UOP) & (mem.y_size > 1)
              & (mem.x_stride < mem.x_size)),
-            (ErrorCode.UOP_RANGE, ((op == Opcode.GEMM) | (op == Opcode.GEMM_OVERWRITE)
-                                   | (op == Opcode.ALU))
+            (ErrorCode.UOP_RANGE, op.matches(*LOOP_OPCODES)
              & (gemm.uop_end > self.cfg.uop_depth)),
             *token_codes,
             (ErrorCode.NO_FINISH, last & (op != Opcode.FINISH)),

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vtalab.spec import Isa
-from vtalab.spec.isa import INSN_BYTES, Mem, Opcode
+from vtalab.spec.isa import INSN_BYTES, LOOP_OPCODES, Mem, Opcode
 
 from .fuzz import FuzzProgram
 
@@ -102,7 +102,7 @@ class Mutator:
     def _fields(self, word: int) -> dict:
         f = self.isa.mem.decode(word)
         f["is_mem"] = f["opcode"] in (Opcode.LOAD, Opcode.STORE)
-        f["is_loop"] = f["opcode"] in (Opcode.GEMM, Opcode.GEMM_OVERWRITE, Opcode.ALU)
+        f["is_loop"] = f["opcode"] in LOOP_OPCODES
         return f
 
     def _set(self, m: Mutant, k: int, layout: str, what: str, **values) -> None:

@@ -74,6 +74,11 @@ class Opcode(enum.IntEnum):
     GEMM_OVERWRITE = 5
 
 
+#: the opcodes of GEMM instructions and of every instruction that runs a micro-op loop
+GEMM_OPCODES = (Opcode.GEMM, Opcode.GEMM_OVERWRITE)
+LOOP_OPCODES = GEMM_OPCODES + (Opcode.ALU,)
+
+
 class Mem(enum.IntEnum):
     UOP = 0
     WGT = 1
@@ -393,7 +398,7 @@ class Isa:
                                f"not {exc.args[0].split()[0]}") from None
             raw["opcode"] = Opcode(raw["opcode"])
             return MemInsn(mem=mem, **_bools(raw))
-        if opcode in (Opcode.GEMM, Opcode.GEMM_OVERWRITE):
+        if opcode in GEMM_OPCODES:
             raw = self.gemm.decode(word)
             raw.pop("opcode")
             return GemmInsn(overwrite=opcode == Opcode.GEMM_OVERWRITE, **_bools(raw))

@@ -85,7 +85,7 @@ def cases(cfg, data: int, dram_bytes: int) -> list[Case]:
     case("instruction after FINISH", [load, finish, load], InstructionError, 2)
     case("two FINISH", [load, finish, finish], InstructionError, 2)
     case("no FINISH", [load, load], InstructionError, 1)
-    for opcode in (6, 7):                   # 5 is GEMM_OVERWRITE
+    for opcode in range(max(Opcode) + 1, 1 << isa.opcode_field.width):   # unused values
         case(f"opcode {opcode}", [load, patched(isa, finish, "mem", opcode=opcode), finish],
              InstructionError, 1)
     case("ALU opcode 7", [load, patched(isa, AluInsn(), "alu", alu_opcode=7), finish],

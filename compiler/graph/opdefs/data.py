@@ -57,16 +57,30 @@ def ref_gather(node, data, indices):
     return np.take(data, np.where(indices < 0, indices + dim, indices), axis=axis)
 
 
-def _fold_attrs(node):
-    block, pads, size = node.attr("block"), tuple(node.attr("pads", (0, 0))), \
-        tuple(node.attr("size", ()))
-    if not (isinstance(block, int) and block >= 2):
-        raise fail(node, "block", "an integer >= 2", block)
+def _pads_and_size(node):
+    """The (top, left) pads and the (height, width) output size of stride_fold/patches."""
+    pads, size = tuple(node.attr("pads", (0, 0))), tuple(node.attr("size", ()))
     if len(pads) != 2 or min(pads) < 0:
         raise fail(node, "pads", "2 non-negative numbers (top, left)", pads)
     if len(size) != 2 or min(size) < 1:
         raise fail(node, "size", "2 positive numbers (height, width)", size)
-    return block, pads, size
+    return pads, size
+
+
+def _zero_padded(x, top: int, left: int, rows: int, cols: int):
+    """``x`` with ``top`` zero rows and ``left`` zero columns before it, cropped or extended
+    with zeros to rows x cols."""
+    padded = np.zeros(x.shape[:2] + (rows, cols), x.dtype)
+    src = x[:, :, :max(rows - top, 0), :max(cols - left, 0)]
+    padded[:, :, top:top + src.shape[2], left:left + src.shape[3]] = src
+    return padded
+
+
+def _fold_attrs(node):
+    block = node.attr("block")
+    if not (isinstance(block, int) and block >= 2):
+        raise fail(node, "block", "an integer >= 2", block)
+    return (block,) + _pads_and_size(node)
 
 
 def infer_stride_fold(node, types):
@@ -84,25 +98,17 @@ def ref_stride_fold(node, x):
     wide (the padded input cropped or extended with zeros to fit)."""
     block, (top, left), (h, w) = _fold_attrs(node)
     n, c = x.shape[:2]
-    rows, cols = block * h, block * w
-    padded = np.zeros((n, c, rows, cols), x.dtype)
-    src = x[:, :, :max(rows - top, 0), :max(cols - left, 0)]
-    padded[:, :, top:top + src.shape[2], left:left + src.shape[3]] = src
+    padded = _zero_padded(x, top, left, block * h, block * w)
     return np.ascontiguousarray(padded.reshape(n, c, h, block, w, block)
                                 .transpose(0, 1, 3, 5, 2, 4).reshape(n, -1, h, w))
 
 
 def _patch_attrs(node):
     kernel, stride = node.attr("kernel"), node.attr("stride", 1)
-    pads, size = tuple(node.attr("pads", (0, 0))), tuple(node.attr("size", ()))
     for name, value in (("kernel", kernel), ("stride", stride)):
         if not (isinstance(value, int) and value >= 1):
             raise fail(node, name, "an integer >= 1", value)
-    if len(pads) != 2 or min(pads) < 0:
-        raise fail(node, "pads", "2 non-negative numbers (top, left)", pads)
-    if len(size) != 2 or min(size) < 1:
-        raise fail(node, "size", "2 positive numbers (height, width)", size)
-    return kernel, stride, pads, size
+    return (kernel, stride) + _pads_and_size(node)
 
 
 def infer_patches(node, types):
@@ -119,11 +125,8 @@ def ref_patches(node, x):
     (0 outside x): every k x k window of the zero-padded input as channels (im2col), ``size``
     windows high and wide."""
     k, s, (top, left), (h, w) = _patch_attrs(node)
-    n, c = x.shape[:2]
-    rows, cols = s * (h - 1) + k, s * (w - 1) + k
-    padded = np.zeros((n, c, rows, cols), x.dtype)
-    src = x[:, :, :max(rows - top, 0), :max(cols - left, 0)]
-    padded[:, :, top:top + src.shape[2], left:left + src.shape[3]] = src
+    n = x.shape[0]
+    padded = _zero_padded(x, top, left, s * (h - 1) + k, s * (w - 1) + k)
     windows = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(2, 3))
     windows = windows[:, :, ::s, ::s][:, :, :h, :w]          # (n, c, h, w, k, k)
     return np.ascontiguousarray(windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, -1, h, w))

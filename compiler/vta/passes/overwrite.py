@@ -32,29 +32,19 @@ import dataclasses
 import numpy as np
 
 from ...ir.expr import Const, Var
-from ...ir.stmt import Allocate, Attr, For, IfThen, Seq, seq
+from ...ir.stmt import Allocate, For, Seq, seq
 from ...ir.visit import free_vars, substitute, walk
 from ..nodes import Gemm, VtaStmt
-from .common import coefficients, perfect_nest, without_vars
+from .common import coefficients, perfect_nest, rewrite_top_down, without_vars
 
 
 def overwrite_first_step(func, cfg, every: bool = False):
-    return func.with_body(_rewrite(func.body, every))
+    def fn(node):                   # a sequence: its statements first, then their pairs
+        if isinstance(node, Seq):
+            return seq(*_fuse([rewrite_top_down(s, fn) for s in node.stmts], every))
+        return None
 
-
-def _rewrite(node, every: bool):
-    if isinstance(node, Seq):
-        return seq(*_fuse([_rewrite(s, every) for s in node.stmts], every))
-    if isinstance(node, For):
-        return For(node.var, node.extent, _rewrite(node.body, every), node.kind)
-    if isinstance(node, Attr):
-        return Attr(node.key, node.value, _rewrite(node.body, every))
-    if isinstance(node, Allocate):
-        return Allocate(node.buffer, _rewrite(node.body, every), node.base)
-    if isinstance(node, IfThen):
-        return IfThen(node.cond, _rewrite(node.then, every),
-                      None if node.orelse is None else _rewrite(node.orelse, every))
-    return node
+    return func.with_body(rewrite_top_down(func.body, fn))
 
 
 def _fuse(stmts: list, every: bool) -> list:
