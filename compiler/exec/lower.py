@@ -31,11 +31,14 @@ from ..graph.opdef import REGISTRY, op_of
 from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
 from ..tune import EpilogueCost, conv2d_ranked, lookup
+from ..tune.cost import residual_tile
 from ..vta import build
 from .templates import VEC, Epilogue, fused_batch_dense, fused_conv2d, fused_dense, \
     split_shift, split_shift_vector
 
 MAX_TRIES = 6
+#: the largest left shift an int8 identity weight carries (2**6 * I; 2**7 overflows int8)
+EYE_SHIFT = 6
 
 
 class Unsupported(CompileError):
@@ -98,19 +101,56 @@ def epilogue_of(graph: Graph, node: Node, blocks: int, cfg: Config):
     residual = len(node.inputs) > 3 and bool(node.inputs[3])
     rshr = np.asarray(node.attr("residual_shr", 0), np.int64)
     as_gemm = residual and cfg.block_in == cfg.block_out and np.all(rshr == rshr.flat[0])
+    lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
+    into = _residual_into_acc(graph, node, cfg, consts.get("bias")) if as_gemm else None
+    if into is not None:
+        k, t, s = into
+        consts["residual_eye"] = _eye(cfg, k)
+        sl, sh = shift_range(cfg)
+        return Epilogue(has_bias, True, (), tuple(split_shift(s - t, sl, sh)), lo, hi, True,
+                        True, tuple(split_shift(t, sl, sh))), consts
     if as_gemm:
         # shr(r, a) == shr(r * 2**k, a + k) exactly for k >= 0 (left shifts compose):
         # the identity weight takes up to 2**6 of a left shift
-        k = int(np.clip(-rshr.flat[0], 0, 6))
-        consts["residual_eye"] = (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(
-            1, 1, cfg.block_out, cfg.block_in)
+        k = int(np.clip(-rshr.flat[0], 0, EYE_SHIFT))
+        consts["residual_eye"] = _eye(cfg, k)
         rshifts = _shift_steps(int(rshr.flat[0]) + k, blocks, cfg, "rshift", consts)
     else:
         rshifts = _shift_steps(node.attr("residual_shr", 0), blocks, cfg, "rshift", consts) \
             if residual else ()
     shifts = _shift_steps(node.attr("shift", 0), blocks, cfg, "shift", consts)
-    lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
     return Epilogue(has_bias, residual, rshifts, shifts, lo, hi, bool(as_gemm)), consts
+
+
+def _eye(cfg: Config, k: int) -> np.ndarray:
+    """2**k times the identity: the weight that adds an int8 residual tile, shifted left."""
+    return (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(1, 1, cfg.block_out,
+                                                                cfg.block_in)
+
+
+def _residual_into_acc(graph: Graph, node: Node, cfg: Config, bias) -> tuple | None:
+    """(k, t, s) to accumulate the residual into the output's own entries (Epilogue
+    ``residual_into_acc``): 2**k * identity as its weight after a right shift by t of
+    the biased sum, then the rest of the shift s. None where that could change a bit of
+    ``clip((acc + bias + r * 2**m) >> s)``: the residual must shift left (m >= 0), s be a
+    scalar >= t = m - min(m, 6), and no sum wrap: for every output channel,
+    sum|w| * 128 + |bias| + 2**(m + 7) < 2**(acc_bits - 1) (int8 inputs and residual)."""
+    m = -int(np.asarray(node.attr("residual_shr", 0)).reshape(-1)[0])
+    shift = np.asarray(node.attr("shift", 0), np.int64).reshape(-1)
+    weight = graph.constants.get(node.inputs[1])
+    if m < 0 or np.any(shift != shift[0]) or weight is None or weight.ndim not in (4, 6):
+        return None
+    k = min(m, EYE_SHIFT)
+    t, s = m - k, int(shift[0])
+    if s < t:
+        return None
+    w = np.abs(np.asarray(weight, np.int64))
+    per_out = w.sum(axis=(1, 2, 3, 5) if w.ndim == 6 else (1, 3)).reshape(-1) * 128
+    if bias is not None:
+        per_out = per_out + np.abs(bias[:, 0, :].astype(np.int64)).reshape(-1)
+    if per_out.max() + (1 << (m + 7)) >= 1 << (cfg.acc_bits - 1):
+        return None
+    return k, t, s
 
 
 def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
@@ -136,15 +176,23 @@ def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
 
 def epilogue_cost(ep: Epilogue) -> EpilogueCost:
     """The cost model's view of a fused epilogue: ALU passes and acc operands."""
-    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual, ep.residual_gemm)
+    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual, ep.residual_gemm,
+                        ep.residual_into_acc)
 
 
 def alu_op_count(ep: Epilogue) -> int:
     """ALU micro-ops per output entry, after the matcher folds the tail into SAT
     (compiler/vta/passes/alu.py ``fuse_sat``): the residual's alignment steps, its add,
     the bias add, the shift steps and the clip, less what one SAT replaces."""
-    ops = ["shr"] * len(ep.residual_shifts) + ["add_acc"] * ep.residual \
-        + ["add_acc"] * ep.bias + ["shr_vec" if s == VEC else "shr" for s in ep.shifts]
+    if ep.residual_into_acc:     # a stage of their own; the bias is the start (a MOV)
+        return len(ep.preshifts) + _requant_ops(ep, [])
+    return _requant_ops(ep, ["shr"] * len(ep.residual_shifts) + ["add_acc"] * ep.residual
+                        + ["add_acc"] * ep.bias)
+
+
+def _requant_ops(ep: Epilogue, ops: list) -> int:
+    """ALU micro-ops of ``ops`` then the shift steps and the clip, after the SAT fold."""
+    ops = ops + ["shr_vec" if s == VEC else "shr" for s in ep.shifts]
     lo, hi = ep.lo, ep.hi
     if lo is None or hi is None or not -128 <= lo <= hi <= 127:
         return len(ops) + (lo is not None) + (hi is not None)
@@ -170,13 +218,14 @@ def conv_candidates(cfg: Config, sh: Conv2dShape, ep: Epilogue) -> list[Conv2dKn
 
 def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[DenseKnobs]:
     mb, kb, nb = m // cfg.batch, k // cfg.block_in, n // cfg.block_out
+    cost = epilogue_cost(ep)
     found = []
     for vt in (2, 1):
         for tn in divisors(nb):
             if (nb // tn) % vt:
                 continue
             for tm in divisors(mb):
-                acc = vt * tn * (tm * (1 + ep.residual) + ep.vectors + 1)
+                acc = vt * tn * (tm * (1 + residual_tile(cost)) + ep.vectors + 1)
                 res_inp, res_wgt = (tm * tn, 1) if ep.residual_gemm else (0, 0)
                 for tk in divisors(kb):
                     if vt * (tm * tk + res_inp) > cfg.depth("inp") or \

@@ -47,6 +47,13 @@ class Epilogue:
     #: GEMM micro-op per entry against 2**k * identity (the ``residual_eye`` weight);
     #: ``residual_shifts`` then align that product. False: an int32 tile DMA'd into acc.
     residual_gemm: bool = False
+    #: the residual GEMM accumulates straight into the conv's own entries, which start
+    #: from the bias (``te.sum(.., init=bias)``, a MOV) and are shifted right by
+    #: ``preshifts`` first: ``clip(((acc + bias) >> t + r * 2**k) >> (s - t))``, equal to
+    #: ``clip((acc + bias + r * 2**(t+k)) >> s)`` wherever no sum wraps (lower.py proves
+    #: that from the weights). No residual tile, no reset, no ADD.
+    residual_into_acc: bool = False
+    preshifts: tuple = ()
 
     @property
     def vectors(self) -> int:
@@ -78,8 +85,15 @@ def split_shift_vector(amounts: np.ndarray, lo: int, hi: int) -> list[np.ndarray
     return chunks
 
 
-def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
-    """(acc-scope stages, [(placeholder, first reader stage)], int8 output).
+def bias_start(ep: Epilogue, vec_shape):
+    """The bias placeholder the accumulator starts from (``residual_into_acc``), else None."""
+    return te.placeholder(vec_shape, "int32", "bias") if ep.residual_into_acc and ep.bias \
+        else None
+
+
+def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None):
+    """(acc-scope stages, [(placeholder, first reader stage)], int8 output); ``start``: the
+    bias placeholder ``acc`` starts from (bias_start).
 
     The residual's alignment shifts are stages of their own (on the residual tile); all
     the rest is one stage, ``clip(((acc + residual) + bias) >> shifts..., lo, hi)``, whose
@@ -96,7 +110,11 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
         return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
 
     aligned = None
-    if ep.residual and ep.residual_gemm:
+    if start is not None:
+        operands.append((start, acc))
+    if ep.residual_into_acc:
+        acc = _residual_into(acc, shape, ep, stages, operands, shifted)
+    elif ep.residual and ep.residual_gemm:
         res = te.placeholder(shape, "int8", "residual")
         eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
         ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
@@ -127,7 +145,7 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
     if aligned is not None:
         prev_a = value
         value = lambda *i: prev_a(*i) + aligned(*i)
-    if ep.bias:
+    if ep.bias and start is None:
         b = te.placeholder(vec_shape, "int32", "bias")
         reads.append(b)
         prev_b = value
@@ -153,6 +171,25 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
     return stages, operands, out
 
 
+def _residual_into(acc, shape, ep: Epilogue, stages, operands, shifted):
+    """``acc`` shifted by the preshifts, then the residual x identity GEMM accumulated into
+    it (a reduction starting from it): the stage the requantisation reads."""
+    cur = acc
+    for n, amount in enumerate(ep.preshifts):
+        cur = te.compute(shape, shifted(cur, amount, f"preshift{n}"), f"preshift{n}_step")
+        stages.append(cur)
+    res = te.placeholder(shape, "int8", "residual")
+    eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
+    ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
+    prev = cur
+    cur = te.compute(shape, lambda *i: te.sum(
+        res[i[:-1] + (k,)].astype("int32") * eye[0, ko, i[-1], k].astype("int32"),
+        axis=[ko, k], init=prev(*i)), "residual_gemm")
+    stages.append(cur)
+    operands += [(res, cur, "inp"), (eye, cur, "wgt")]
+    return cur
+
+
 def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     """(schedule, [data, kernel, *operands, out]) of a packed conv2d with epilogue `ep`."""
     B, BI, BO = cfg.batch, cfg.block_in, cfg.block_out
@@ -165,11 +202,13 @@ def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     ci, kh, kw, cii = (te.reduce_axis(cb, "ci"), te.reduce_axis(K, "kh"),
                        te.reduce_axis(K, "kw"), te.reduce_axis(BI, "cii"))
     shape = (nb, cob, oh, ow, B, BO)
+    start = bias_start(ep, (cob, B, BO))
     acc = te.compute(shape, lambda n, co, h, w, x, y: te.sum(
         padded[n, ci, row(h, kh), w * S + kw, x, cii].astype("int32")
-        * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii]), "conv")
+        * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii],
+        init=None if start is None else start[co, x, y]), "conv")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
-                                              lambda i: (i[1], i[4], i[5]))
+                                              lambda i: (i[1], i[4], i[5]), start)
     s = schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
     return s, [data, kernel] + [op[0] for op in operands] + [out]
 
@@ -182,11 +221,12 @@ def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnob
     weight = te.placeholder((nb, kb, BO, BI), "int8", "weight")
     ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
     shape = (mb, nb, B, BO)
+    start = bias_start(ep, (nb, B, BO))
     acc = te.compute(shape, lambda i, j, x, y: te.sum(
         data[i, ko, x, ki].astype("int32") * weight[j, ko, y, ki].astype("int32"),
-        axis=[ko, ki]), "gemm")
+        axis=[ko, ki], init=None if start is None else start[j, x, y]), "gemm")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
-                                              lambda i: (i[1], i[2], i[3]))
+                                              lambda i: (i[1], i[2], i[3]), start)
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [op[0] for op in operands] + [out]
 
@@ -202,10 +242,11 @@ def fused_batch_dense(cfg: Config, g: int, m: int, k: int, n: int, ep: Epilogue,
     weight = te.placeholder((g, nb, kb, BO, BI), "int8", "weight")
     ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
     shape = (g, mb, nb, B, BO)
+    start = bias_start(ep, (nb, B, BO))
     acc = te.compute(shape, lambda b, i, j, x, y: te.sum(
         data[b, i, ko, x, ki].astype("int32") * weight[b, j, ko, y, ki].astype("int32"),
-        axis=[ko, ki]), "gemm")
+        axis=[ko, ki], init=None if start is None else start[j, x, y]), "gemm")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
-                                              lambda i: (i[2], i[3], i[4]))
+                                              lambda i: (i[2], i[3], i[4]), start)
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [op[0] for op in operands] + [out]

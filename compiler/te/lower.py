@@ -88,7 +88,8 @@ class _Lowering:
             raise ScheduleError(f"stage {st.name} must have its reduce axes inside")
         init_leaves = [iv for iv in leaves[r0:] if iv.kind != "reduce"]
         spatial_guard = self._guard(st, ext, spatial_only=True)
-        init = self._loops(st, init_leaves, _guarded(spatial_guard, Store(buf, index, body.identity())),
+        start = self._convert(body.start(), coords)
+        init = self._loops(st, init_leaves, _guarded(spatial_guard, Store(buf, index, start)),
                            ext, attach=False)
         acc = Load(buf, index)
         update_value = _combine(body.combiner, acc, self._convert(body.source, coords))

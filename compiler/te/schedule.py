@@ -207,9 +207,6 @@ class Schedule:
         old = stage.op
         fresh = tuple(IterVar(Var(f"{a.name}.{scope}"), a.extent) for a in old.axes)
         body = substitute(old.body, {a.var: f.var for a, f in zip(old.axes, fresh)})
-        if isinstance(old.body, Reduce):
-            body = Reduce(old.body.combiner, substitute(old.body.source, {
-                a.var: f.var for a, f in zip(old.axes, fresh)}), old.body.axes)
         cache = ComputeOp(f"{old.name}.{scope}", fresh, body)
         cstage = Stage(cache, self)
         cstage.set_scope(scope)
@@ -230,12 +227,7 @@ class Schedule:
             return None
 
         op = stage.op
-        body = op.body
-        if isinstance(body, Reduce):
-            body = Reduce(body.combiner, rebuild(body.source, swap), body.axes)
-        else:
-            body = rebuild(body, swap)
-        new_op = ComputeOp(op.name, op.axes, body, op.tag)
+        new_op = ComputeOp(op.name, op.axes, rebuild(op.body, swap), op.tag)
         stage.op = new_op
         self._by_op[new_op] = stage
         del src_op

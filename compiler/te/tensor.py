@@ -50,17 +50,24 @@ class TensorRead(Expr):
 
 @dataclass(frozen=True, repr=False)
 class Reduce(Expr):
-    """Commutative reduction ("sum", "min", "max") of ``source`` over reduce axes."""
+    """Commutative reduction ("sum", "min", "max") of ``source`` over reduce axes, starting
+    from ``init`` (an expression of the spatial axes; None: the combiner's identity)."""
     combiner: str
     source: Expr
     axes: tuple
+    init: Expr | None = None
 
     @property
     def dtype(self) -> DType:
         return self.source.dtype
 
     def __repr__(self):
-        return f"{self.combiner}({self.source!r}, axis={[a.name for a in self.axes]})"
+        init = "" if self.init is None else f", init={self.init!r}"
+        return f"{self.combiner}({self.source!r}, axis={[a.name for a in self.axes]}{init})"
+
+    def start(self):
+        """The value the reduction starts from: ``init``, else the combiner's identity."""
+        return self.identity() if self.init is None else self.init
 
     def identity(self):
         dt = self.dtype
@@ -104,7 +111,10 @@ class ComputeOp(Operation):
     @property
     def inputs(self) -> list:
         seen = []
-        for n in walk(self.body):
+        body = self.body        # a reduction's start first: it is computed before the sum
+        roots = [body.init, body.source] if isinstance(body, Reduce) and body.init is not None \
+            else [body]
+        for n in (n for root in roots for n in walk(root)):
             if isinstance(n, TensorRead) and n.tensor not in seen:
                 seen.append(n.tensor)
         return seen
@@ -195,8 +205,9 @@ def compute(shape, fcompute, name="compute", dtype=None, tag="") -> Tensor:
     return ComputeOp(name, axes, body, tag).output
 
 
-def sum(expr, axis) -> Reduce:  # noqa: A001 - te.sum mirrors TVM
-    return _reduce("sum", expr, axis)
+def sum(expr, axis, init=None) -> Reduce:  # noqa: A001 - te.sum mirrors TVM
+    """Sum of ``expr`` over ``axis``, from ``init`` (default 0), TVM's ``te.sum(.., init=)``."""
+    return _reduce("sum", expr, axis, init)
 
 
 def min(a, b=None, axis=None):  # noqa: A001
@@ -207,12 +218,17 @@ def max(a, b=None, axis=None):  # noqa: A001
     return _reduce("max", a, axis) if axis is not None else max_expr(a, b)
 
 
-def _reduce(combiner: str, expr, axis) -> Reduce:
+def _reduce(combiner: str, expr, axis, init=None) -> Reduce:
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
     for a in axes:
         if not isinstance(a, IterVar) or a.kind != "reduce":
             raise CompileError(f"{combiner} axis must be reduce_axis IterVars, not {a!r}")
-    return Reduce(combiner, as_expr(expr), axes)
+    if init is not None:
+        init = as_expr(init)
+        if any(isinstance(n, Var) and n in {a.var for a in axes} for n in walk(init)):
+            raise CompileError(f"{combiner} init must not use the reduce axes "
+                               f"{[a.name for a in axes]}, not {init!r}")
+    return Reduce(combiner, as_expr(expr), axes, init)
 
 
 __all__ = ["IterVar", "Tensor", "placeholder", "compute", "reduce_axis", "sum", "min", "max",

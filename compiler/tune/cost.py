@@ -39,6 +39,7 @@ class EpilogueCost:
     vectors: int = 1          # per-channel acc operands (bias, shift vectors)
     residual: bool = False    # an int32 tile the size of the output, loaded into acc
     residual_gemm: bool = False  # ... or int8 in inp, times an identity weight (one GEMM)
+    residual_into_acc: bool = False  # ... accumulated into the output's own entries
 
 
 def _beats(cfg: Config, buffer: str, entries: int) -> int:
@@ -58,13 +59,18 @@ def _beats_per_entry(cfg: Config, buffer: str) -> int:
     return hit[1]
 
 
+def residual_tile(ep: EpilogueCost) -> bool:
+    """Whether the residual takes an acc tile of its own (not accumulated into the output)."""
+    return ep.residual and not ep.residual_into_acc
+
+
 def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> bool:
     """Whether the tiles (one copy per thread) fit the inp, wgt and acc buffers."""
     oh, ow = sh.out_hw
     tw = kn.tile_w or ow
     rows, cols = inp_rows(sh, kn.tile_h), (tw - 1) * sh.stride + sh.kernel
     vt = kn.vthreads
-    acc = vt * kn.tile_co * (kn.tile_h * tw * (1 + ep.residual) + ep.vectors + 1)
+    acc = vt * kn.tile_co * (kn.tile_h * tw * (1 + residual_tile(ep)) + ep.vectors + 1)
     res_inp = kn.tile_co * kn.tile_h * tw if ep.residual_gemm else 0
     return (vt * (kn.tile_ci * rows * cols + res_inp) <= cfg.depth("inp")
             and vt * (kn.tile_co * kn.tile_ci * sh.kernel ** 2 + ep.residual_gemm)
@@ -87,7 +93,9 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
     gemm = kn.tile_co * kn.tile_ci * K * K * kn.tile_h * tw + INSN + DRAIN
     step = vt * max(gemm, load) if vt > 1 else gemm + load
     acc_residual = ep.residual and not ep.residual_gemm
-    extra = (out_entries + INSN) * (1 + 2 * ep.residual_gemm) \
+    # the reset (or the bias MOV it starts from), the residual's GEMM (and its own reset)
+    residual_passes = 1 if ep.residual_into_acc else 2 * ep.residual_gemm
+    extra = (out_entries + INSN) * (1 + residual_passes) \
         + ep.alu_ops * (out_entries + INSN) \
         + _beats(cfg, "acc", kn.tile_co * ep.vectors + out_entries * acc_residual) \
         + LOAD_SETUP * (ep.vectors + acc_residual)

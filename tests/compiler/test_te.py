@@ -112,3 +112,25 @@ def test_schedule_errors():
         s[D].split(i)
     with pytest.raises(ScheduleError, match="thread tag"):
         s[D].bind(i, "warp")
+
+
+def test_sum_starts_from_its_init():
+    M, K, N = 4, 6, 5
+    A = te.placeholder((M, K), "int8", "A")
+    bias = te.placeholder((N,), "int32", "bias")
+    k = te.reduce_axis(K, "k")
+    C = te.compute((M, N), lambda i, j: te.sum(A[i, k].astype("int32") * 3, axis=k,
+                                               init=bias[j]), "C")
+    s = te.create_schedule(C)
+    assert s[C].op.inputs[0] is bias              # the start is computed before the sum
+    f = lower_schedule(s)
+    rng = np.random.default_rng(1)
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-1000, 1000, N).astype(np.int32)
+    c = np.zeros((M, N), np.int32)
+    arrays = {"A": a, "bias": b, "C": c}
+    interp.run(f, *[arrays[p.name] for p in f.params])
+    np.testing.assert_array_equal(c, a.astype(np.int32).sum(1, keepdims=True) * 3 + b)
+    with pytest.raises(CompileError, match="init must not use the reduce axes"):
+        te.compute((M, N), lambda i, j: te.sum(A[i, k].astype("int32"), axis=k,
+                                               init=A[i, k].astype("int32")), "D")

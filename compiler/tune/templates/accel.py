@@ -30,7 +30,7 @@ from .epilogue import VEC, epilogue_inputs, epilogue_reference, wrap
 def _epilogue(task: Task):
     from ...exec.templates import Epilogue
     ep = dict(task.args["epilogue"])
-    for k in ("residual_shifts", "shifts"):
+    for k in ("residual_shifts", "shifts", "preshifts"):
         ep[k] = tuple(ep.get(k, ()))
     return Epilogue(**ep)
 
@@ -42,7 +42,8 @@ def epilogue_dict(ep) -> dict:
     def canonical(steps):
         return [s if s == VEC else (7 if s > 0 else -1) for s in steps]
     d = dataclasses.asdict(ep)
-    d["shifts"], d["residual_shifts"] = canonical(ep.shifts), canonical(ep.residual_shifts)
+    for key in ("shifts", "residual_shifts", "preshifts"):
+        d[key] = canonical(getattr(ep, key))
     return d
 
 

@@ -3,7 +3,8 @@
 The marked nest must be the intrinsic exactly: loops over (batch, block_out, block_in)
 around ``acc[.., b, o] += cast(inp[.., b, i]) * cast(wgt[.., o, i])`` (the update) or
 around ``acc[.., b, o] = 0`` with loops (batch, block_out) (the reduction's init, which
-becomes a resetting GEMM).
+becomes a resetting GEMM). An init from another acc entry (``te.sum(.., init=)``, e.g. a
+bias) stays a plain store for the ALU matcher (a MOV).
 """
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ def _match(attr: Attr, intrin: GemmIntrinsic, cfg: Config):
     if not isinstance(leaf, Store) or leaf.buffer.scope != "acc":
         raise LoweringError(f"tensorized statement must store into an acc buffer, not {leaf!r}")
     acc_entry, (vb, vo) = split_entry(cfg, leaf.buffer, leaf.indices, loops, "acc", "GEMM output")
+    if isinstance(leaf.value, Load) and leaf.value.buffer.scope == "acc":
+        return attr.body
     if isinstance(leaf.value, Const):
         if leaf.value.value != 0 or len(loops) != 2:
             raise LoweringError(f"tensorized init must zero one acc entry with 2 loops, not "

@@ -21,7 +21,9 @@ EPILOGUES = [Epilogue(bias=True, shifts=(7,), lo=-128, hi=127),
              Epilogue(bias=True, residual=True, residual_shifts=(2,), shifts=("vec",), lo=0,
                       hi=127),
              Epilogue(bias=True, residual=True, residual_shifts=(-2,), shifts=(9,), lo=0,
-                      hi=127, residual_gemm=True)]
+                      hi=127, residual_gemm=True),
+             Epilogue(bias=True, residual=True, shifts=(9,), lo=0, hi=127, residual_gemm=True,
+                      residual_into_acc=True, preshifts=(2,))]
 
 
 def _conv(ep=EPILOGUES[0]):
