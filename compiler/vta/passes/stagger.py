@@ -1,0 +1,99 @@
+"""Epilogue staggering: a thread's ALU epilogue and store move up next to its last GEMM.
+
+With virtual threads the expanded stream ends a tile as
+
+    GEMM t0, GEMM t1, SAT t0, SAT t1, STORE t0, STORE t1, (next tile) reset t0 ...
+
+and the next tile's first micro-op on thread 0's entries must wait until thread 0's store
+has read them (the exec pipe writes the out buffer with every micro-op): only SAT t1 runs
+in between, shorter than the store. Moved up as far as their data allow,
+
+    GEMM t0, SAT t0, STORE t0, GEMM t1, SAT t1, STORE t1, reset t0 ...
+
+thread 0's store runs beside thread 1's last GEMM. An ALU instruction (with the LOAD UOP
+of its micro-op kernel) or a STORE moves above compute instructions it shares no SRAM
+entry with, and only when it stops at a compute instruction whose result it reads: an
+instruction that starts a tile (a reset, the bias MOV) stays where it is. Loads and stores
+keep their order in their modules; insert_deps then derives the tokens from the new order.
+"""
+from __future__ import annotations
+
+from vtalab.spec import Config
+from vtalab.spec.isa import AluInsn, GemmInsn, MemInsn, Mem
+
+from ..stream import Record, Stream
+
+
+def stagger_epilogues(stream: Stream, cfg: Config) -> Stream:
+    out: list = []
+    for rec in stream.records:
+        if _mover(rec):
+            group, at = _bubble(out, rec)
+            out[at:at] = group
+        else:
+            out.append(rec)
+    stream.records = out
+    return stream
+
+
+def _mover(rec: Record) -> bool:
+    return isinstance(rec.insn, AluInsn) or (rec.unit == "store" and isinstance(rec.insn, MemInsn))
+
+
+def _bubble(out: list, rec: Record) -> tuple[list, int]:
+    """(records to insert, position): ``rec`` with the uop loads it pulled along, as high
+    as it may go; where it may not move, (``[rec]``, the end), ``out`` unchanged."""
+    group, k, pulled = [rec], len(out), []
+    while k > 0:
+        above = out[k - 1]
+        if not _conflict(group, above):
+            if not _passable(rec, above):
+                break
+            k -= 1
+            continue
+        if _uop_load(above) and rec.unit == "compute" and _reads_from(group, above):
+            group.insert(0, above)          # the kernel's load moves with its ALU
+            pulled.append(k - 1)
+            k -= 1
+            continue
+        if _is_compute_op(above) and _reads_from(group, above):
+            for idx in pulled:               # descending: indices stay valid
+                del out[idx]
+            return group, k
+        break
+    return [rec], len(out)
+
+
+def _passable(rec: Record, above: Record) -> bool:
+    return above.unit == "compute" and not _finish(above)
+
+
+def _is_compute_op(rec: Record) -> bool:
+    return isinstance(rec.insn, (GemmInsn, AluInsn))
+
+
+def _uop_load(rec: Record) -> bool:
+    return rec.unit == "compute" and isinstance(rec.insn, MemInsn) and rec.insn.mem == Mem.UOP
+
+
+def _finish(rec: Record) -> bool:
+    return not isinstance(rec.insn, (GemmInsn, AluInsn, MemInsn))
+
+
+def _ranges(recs, what: str):
+    return [r for rec in recs for r in getattr(rec, what)]
+
+
+def _overlap(a, b) -> bool:
+    return any(ab == bb and alo <= bhi and blo <= ahi
+               for ab, alo, ahi in a for bb, blo, bhi in b)
+
+
+def _conflict(group: list, other: Record) -> bool:
+    reads, writes = _ranges(group, "reads"), _ranges(group, "writes")
+    return (_overlap(writes, other.writes) or _overlap(writes, other.reads)
+            or _overlap(reads, other.writes))
+
+
+def _reads_from(group: list, other: Record) -> bool:
+    return _overlap(_ranges(group, "reads"), other.writes)
