@@ -95,10 +95,14 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
     acc_residual = ep.residual and not ep.residual_gemm
     # the reset (or the bias MOV it starts from), the residual's GEMM (and its own reset)
     residual_passes = 1 if ep.residual_into_acc else 2 * ep.residual_gemm
+    # per-channel vectors load once per channel tile (topi place_acc_stages), an int32
+    # residual once per output tile
+    spatial_tiles = (oh // kn.tile_h) * (ow // tw)
+    vectors = (_beats(cfg, "acc", kn.tile_co * ep.vectors) + LOAD_SETUP * ep.vectors) \
+        / spatial_tiles
     extra = (out_entries + INSN) * (1 + residual_passes) \
-        + ep.alu_ops * (out_entries + INSN) \
-        + _beats(cfg, "acc", kn.tile_co * ep.vectors + out_entries * acc_residual) \
-        + LOAD_SETUP * (ep.vectors + acc_residual)
+        + ep.alu_ops * (out_entries + INSN) + vectors \
+        + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * acc_residual
     per_tile = steps * step + vt * extra
     fill = load if vt > 1 else 0
     store = _beats(cfg, "out", out_entries) + LOAD_SETUP
