@@ -115,14 +115,7 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None
     if ep.residual_into_acc:
         acc = _residual_into(acc, shape, ep, stages, operands, shifted)
     elif ep.residual and ep.residual_gemm:
-        res = te.placeholder(shape, "int8", "residual")
-        eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
-        ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
-        cur = te.compute(shape, lambda *i: te.sum(
-            res[i[:-1] + (k,)].astype("int32") * eye[0, ko, i[-1], k].astype("int32"),
-            axis=[ko, k]), "residual_gemm")
-        stages.append(cur)
-        operands += [(res, cur, "inp"), (eye, cur, "wgt")]
+        cur = _residual_gemm(shape, stages, operands)
         for n, amount in enumerate(ep.residual_shifts):
             cur = te.compute(shape, shifted(cur, amount, f"rshift{n}"), f"rshift{n}_step")
             operands += [(vec, cur) for vec in reads]
@@ -178,13 +171,18 @@ def _residual_into(acc, shape, ep: Epilogue, stages, operands, shifted):
     for n, amount in enumerate(ep.preshifts):
         cur = te.compute(shape, shifted(cur, amount, f"preshift{n}"), f"preshift{n}_step")
         stages.append(cur)
+    return _residual_gemm(shape, stages, operands, start=cur)
+
+
+def _residual_gemm(shape, stages, operands, start=None):
+    """The int8 residual (inp) times the identity weight (wgt), one GEMM micro-op per
+    entry, summed from ``start`` (a stage; None: 0)."""
     res = te.placeholder(shape, "int8", "residual")
     eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
     ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
-    prev = cur
     cur = te.compute(shape, lambda *i: te.sum(
         res[i[:-1] + (k,)].astype("int32") * eye[0, ko, i[-1], k].astype("int32"),
-        axis=[ko, k], init=prev(*i)), "residual_gemm")
+        axis=[ko, k], init=None if start is None else start(*i)), "residual_gemm")
     stages.append(cur)
     operands += [(res, cur, "inp"), (eye, cur, "wgt")]
     return cur
