@@ -102,13 +102,6 @@ def epilogue_of(graph: Graph, node: Node, blocks: int, cfg: Config):
     rshr = np.asarray(node.attr("residual_shr", 0), np.int64)
     as_gemm = residual and cfg.block_in == cfg.block_out and np.all(rshr == rshr.flat[0])
     lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
-    into = _residual_into_acc(graph, node, cfg, consts.get("bias")) if as_gemm else None
-    if into is not None:
-        k, t, s = into
-        consts["residual_eye"] = _eye(cfg, k)
-        sl, sh = shift_range(cfg)
-        return Epilogue(has_bias, True, (), tuple(split_shift(s - t, sl, sh)), lo, hi, True,
-                        True, tuple(split_shift(t, sl, sh))), consts
     if as_gemm:
         # shr(r, a) == shr(r * 2**k, a + k) exactly for k >= 0 (left shifts compose):
         # the identity weight takes up to 2**6 of a left shift
@@ -126,31 +119,6 @@ def _eye(cfg: Config, k: int) -> np.ndarray:
     """2**k times the identity: the weight that adds an int8 residual tile, shifted left."""
     return (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(1, 1, cfg.block_out,
                                                                 cfg.block_in)
-
-
-def _residual_into_acc(graph: Graph, node: Node, cfg: Config, bias) -> tuple | None:
-    """(k, t, s) to accumulate the residual into the output's own entries (Epilogue
-    ``residual_into_acc``): 2**k * identity as its weight after a right shift by t of
-    the biased sum, then the rest of the shift s. None where that could change a bit of
-    ``clip((acc + bias + r * 2**m) >> s)``: the residual must shift left (m >= 0), s be a
-    scalar >= t = m - min(m, 6), and no sum wrap: for every output channel,
-    sum|w| * 128 + |bias| + 2**(m + 7) < 2**(acc_bits - 1) (int8 inputs and residual)."""
-    m = -int(np.asarray(node.attr("residual_shr", 0)).reshape(-1)[0])
-    shift = np.asarray(node.attr("shift", 0), np.int64).reshape(-1)
-    weight = graph.constants.get(node.inputs[1])
-    if m < 0 or np.any(shift != shift[0]) or weight is None or weight.ndim not in (4, 6):
-        return None
-    k = min(m, EYE_SHIFT)
-    t, s = m - k, int(shift[0])
-    if s < t:
-        return None
-    w = np.abs(np.asarray(weight, np.int64))
-    per_out = w.sum(axis=(1, 2, 3, 5) if w.ndim == 6 else (1, 3)).reshape(-1) * 128
-    if bias is not None:
-        per_out = per_out + np.abs(bias[:, 0, :].astype(np.int64)).reshape(-1)
-    if per_out.max() + (1 << (m + 7)) >= 1 << (cfg.acc_bits - 1):
-        return None
-    return k, t, s
 
 
 def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
@@ -176,16 +144,15 @@ def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:
 
 def epilogue_cost(ep: Epilogue) -> EpilogueCost:
     """The cost model's view of a fused epilogue: ALU passes and acc operands."""
-    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual, ep.residual_gemm,
-                        ep.residual_into_acc)
+    return EpilogueCost(alu_op_count(ep), ep.vectors, ep.residual, ep.residual_gemm)
 
 
 def alu_op_count(ep: Epilogue) -> int:
     """ALU micro-ops per output entry, after the matcher folds the tail into SAT
     (compiler/vta/passes/alu.py ``fuse_sat``): the residual's alignment steps, its add,
     the bias add, the shift steps and the clip, less what one SAT replaces."""
-    if ep.residual_into_acc:     # a stage of their own; the bias is the start (a MOV)
-        return len(ep.preshifts) + _requant_ops(ep, [])
+    if ep.residual_gemm:         # the residual is the accumulator's start: no ADD
+        return len(ep.residual_shifts) + _requant_ops(ep, ["add_acc"] * ep.bias)
     return _requant_ops(ep, ["shr"] * len(ep.residual_shifts) + ["add_acc"] * ep.residual
                         + ["add_acc"] * ep.bias)
 

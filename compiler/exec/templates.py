@@ -43,17 +43,11 @@ class Epilogue:
     shifts: tuple = ()
     lo: int | None = -128
     hi: int | None = 127
-    #: residual as int8 in the inp buffer (loaded by the load module), accumulated by one
-    #: GEMM micro-op per entry against 2**k * identity (the ``residual_eye`` weight);
-    #: ``residual_shifts`` then align that product. False: an int32 tile DMA'd into acc.
+    #: residual as int8 in the inp buffer (loaded by the load module) times 2**k * identity
+    #: (the ``residual_eye`` weight, one GEMM micro-op per entry), aligned by
+    #: ``residual_shifts``: the value the conv's accumulator starts from (``te.sum(..,
+    #: init=)``), so no residual tile and no ADD. False: an int32 tile DMA'd into acc.
     residual_gemm: bool = False
-    #: the residual GEMM accumulates straight into the conv's own entries, which start
-    #: from the bias (``te.sum(.., init=bias)``, a MOV) and are shifted right by
-    #: ``preshifts`` first: ``clip(((acc + bias) >> t + r * 2**k) >> (s - t))``, equal to
-    #: ``clip((acc + bias + r * 2**(t+k)) >> s)`` wherever no sum wraps (lower.py proves
-    #: that from the weights). No residual tile, no reset, no ADD.
-    residual_into_acc: bool = False
-    preshifts: tuple = ()
 
     @property
     def vectors(self) -> int:
@@ -85,15 +79,26 @@ def split_shift_vector(amounts: np.ndarray, lo: int, hi: int) -> list[np.ndarray
     return chunks
 
 
-def bias_start(ep: Epilogue, vec_shape):
-    """The bias placeholder the accumulator starts from (``residual_into_acc``), else None."""
-    return te.placeholder(vec_shape, "int32", "bias") if ep.residual_into_acc and ep.bias \
-        else None
+def residual_start(ep: Epilogue, shape, stages: list, operands: list):
+    """The stage a conv's accumulator starts from: the residual x 2**k * I (a GEMM) shifted
+    by ``residual_shifts`` (immediates), appended to ``stages``; None without
+    ``residual_gemm``. ``acc + shr(r, a)`` in either order: wrapping adds commute."""
+    if not (ep.residual and ep.residual_gemm):
+        return None
+    cur = _residual_gemm(shape, stages, operands)
+    for n, amount in enumerate(ep.residual_shifts):
+        if amount == VEC:
+            raise LoweringError("a residual GEMM's shifts must be immediates, not per-channel")
+        prev = cur
+        cur = te.compute(shape, lambda *i, v=prev, a=amount: v(*i) >> a if a > 0
+                         else v(*i) << -a, f"rshift{n}_step")
+        stages.append(cur)
+    return cur
 
 
-def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None):
-    """(acc-scope stages, [(placeholder, first reader stage)], int8 output); ``start``: the
-    bias placeholder ``acc`` starts from (bias_start).
+def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
+    """(acc-scope stages, [(placeholder, first reader stage)], int8 output); a residual
+    GEMM is not here but ``acc``'s start (residual_start).
 
     The residual's alignment shifts are stages of their own (on the residual tile); all
     the rest is one stage, ``clip(((acc + residual) + bias) >> shifts..., lo, hi)``, whose
@@ -110,19 +115,7 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None
         return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
 
     aligned = None
-    if start is not None:
-        operands.append((start, acc))
-    if ep.residual_into_acc:
-        acc = _residual_into(acc, shape, ep, stages, operands, shifted)
-    elif ep.residual and ep.residual_gemm:
-        cur = _residual_gemm(shape, stages, operands)
-        for n, amount in enumerate(ep.residual_shifts):
-            cur = te.compute(shape, shifted(cur, amount, f"rshift{n}"), f"rshift{n}_step")
-            operands += [(vec, cur) for vec in reads]
-            reads.clear()
-            stages.append(cur)
-        aligned = cur
-    elif ep.residual:
+    if ep.residual and not ep.residual_gemm:
         res = te.placeholder(shape, "int32", "residual")
         cur, first = res, None
         for k, amount in enumerate(ep.residual_shifts):
@@ -138,7 +131,7 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None
     if aligned is not None:
         prev_a = value
         value = lambda *i: prev_a(*i) + aligned(*i)
-    if ep.bias and start is None:
+    if ep.bias:
         b = te.placeholder(vec_shape, "int32", "bias")
         reads.append(b)
         prev_b = value
@@ -164,25 +157,15 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index, start=None
     return stages, operands, out
 
 
-def _residual_into(acc, shape, ep: Epilogue, stages, operands, shifted):
-    """``acc`` shifted by the preshifts, then the residual x identity GEMM accumulated into
-    it (a reduction starting from it): the stage the requantisation reads."""
-    cur = acc
-    for n, amount in enumerate(ep.preshifts):
-        cur = te.compute(shape, shifted(cur, amount, f"preshift{n}"), f"preshift{n}_step")
-        stages.append(cur)
-    return _residual_gemm(shape, stages, operands, start=cur)
-
-
-def _residual_gemm(shape, stages, operands, start=None):
+def _residual_gemm(shape, stages, operands):
     """The int8 residual (inp) times the identity weight (wgt), one GEMM micro-op per
-    entry, summed from ``start`` (a stage; None: 0)."""
+    entry."""
     res = te.placeholder(shape, "int8", "residual")
     eye = te.placeholder((1, 1, shape[-1], shape[-1]), "int8", "residual_eye")
     ko, k = te.reduce_axis(1, "rko"), te.reduce_axis(shape[-1], "rk")
     cur = te.compute(shape, lambda *i: te.sum(
         res[i[:-1] + (k,)].astype("int32") * eye[0, ko, i[-1], k].astype("int32"),
-        axis=[ko, k], init=None if start is None else start(*i)), "residual_gemm")
+        axis=[ko, k]), "residual_gemm")
     stages.append(cur)
     operands += [(res, cur, "inp"), (eye, cur, "wgt")]
     return cur
@@ -200,13 +183,15 @@ def fused_conv2d(cfg: Config, sh: Conv2dShape, ep: Epilogue, kn: Conv2dKnobs):
     ci, kh, kw, cii = (te.reduce_axis(cb, "ci"), te.reduce_axis(K, "kh"),
                        te.reduce_axis(K, "kw"), te.reduce_axis(BI, "cii"))
     shape = (nb, cob, oh, ow, B, BO)
-    start = bias_start(ep, (cob, B, BO))
-    acc = te.compute(shape, lambda n, co, h, w, x, y: te.sum(
-        padded[n, ci, row(h, kh), w * S + kw, x, cii].astype("int32")
-        * kernel[co, ci, kh, kw, y, cii].astype("int32"), axis=[ci, kh, kw, cii],
-        init=None if start is None else start[co, x, y]), "conv")
+    first, before = [], []
+    start = residual_start(ep, shape, first, before)
+    acc = te.compute(shape, lambda *i: te.sum(
+        padded[i[0], ci, row(i[2], kh), i[3] * S + kw, i[4], cii].astype("int32")
+        * kernel[i[1], ci, kh, kw, i[5], cii].astype("int32"), axis=[ci, kh, kw, cii],
+        init=None if start is None else start(*i)), "conv")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (cob, B, BO),
-                                              lambda i: (i[1], i[4], i[5]), start)
+                                              lambda i: (i[1], i[4], i[5]))
+    stages, operands = first + stages, before + operands
     s = schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out, kn)
     return s, [data, kernel] + [op[0] for op in operands] + [out]
 
@@ -219,12 +204,14 @@ def fused_dense(cfg: Config, m: int, k: int, n: int, ep: Epilogue, kn: DenseKnob
     weight = te.placeholder((nb, kb, BO, BI), "int8", "weight")
     ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
     shape = (mb, nb, B, BO)
-    start = bias_start(ep, (nb, B, BO))
-    acc = te.compute(shape, lambda i, j, x, y: te.sum(
-        data[i, ko, x, ki].astype("int32") * weight[j, ko, y, ki].astype("int32"),
-        axis=[ko, ki], init=None if start is None else start[j, x, y]), "gemm")
+    first, before = [], []
+    start = residual_start(ep, shape, first, before)
+    acc = te.compute(shape, lambda *i: te.sum(
+        data[i[0], ko, i[2], ki].astype("int32") * weight[i[1], ko, i[3], ki].astype("int32"),
+        axis=[ko, ki], init=None if start is None else start(*i)), "gemm")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
-                                              lambda i: (i[1], i[2], i[3]), start)
+                                              lambda i: (i[1], i[2], i[3]))
+    stages, operands = first + stages, before + operands
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [op[0] for op in operands] + [out]
 
@@ -240,11 +227,14 @@ def fused_batch_dense(cfg: Config, g: int, m: int, k: int, n: int, ep: Epilogue,
     weight = te.placeholder((g, nb, kb, BO, BI), "int8", "weight")
     ko, ki = te.reduce_axis(kb, "ko"), te.reduce_axis(BI, "ki")
     shape = (g, mb, nb, B, BO)
-    start = bias_start(ep, (nb, B, BO))
-    acc = te.compute(shape, lambda b, i, j, x, y: te.sum(
-        data[b, i, ko, x, ki].astype("int32") * weight[b, j, ko, y, ki].astype("int32"),
-        axis=[ko, ki], init=None if start is None else start[j, x, y]), "gemm")
+    first, before = [], []
+    start = residual_start(ep, shape, first, before)
+    acc = te.compute(shape, lambda *i: te.sum(
+        data[i[0], i[1], ko, i[3], ki].astype("int32")
+        * weight[i[0], i[2], ko, i[4], ki].astype("int32"),
+        axis=[ko, ki], init=None if start is None else start(*i)), "gemm")
     stages, operands, out = _declare_epilogue(acc, shape, ep, (nb, B, BO),
-                                              lambda i: (i[2], i[3], i[4]), start)
+                                              lambda i: (i[2], i[3], i[4]))
+    stages, operands = first + stages, before + operands
     s = schedule_dense(cfg, data, weight, acc, stages, operands, out, kn, (mb, kb, nb))
     return s, [data, weight] + [op[0] for op in operands] + [out]

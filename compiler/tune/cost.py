@@ -38,8 +38,8 @@ class EpilogueCost:
     alu_ops: int = 1          # SAT: bias add, shift and clip in one micro-op
     vectors: int = 1          # per-channel acc operands (bias, shift vectors)
     residual: bool = False    # an int32 tile the size of the output, loaded into acc
-    residual_gemm: bool = False  # ... or int8 in inp, times an identity weight (one GEMM)
-    residual_into_acc: bool = False  # ... accumulated into the output's own entries
+    residual_gemm: bool = False  # ... or int8 in inp times an identity weight (one GEMM):
+                                 # the output's start, no tile of its own
 
 
 def _beats(cfg: Config, buffer: str, entries: int) -> int:
@@ -60,8 +60,8 @@ def _beats_per_entry(cfg: Config, buffer: str) -> int:
 
 
 def residual_tile(ep: EpilogueCost) -> bool:
-    """Whether the residual takes an acc tile of its own (not accumulated into the output)."""
-    return ep.residual and not ep.residual_into_acc
+    """Whether the residual takes an acc tile of its own (not the output's start)."""
+    return ep.residual and not ep.residual_gemm
 
 
 def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> bool:
@@ -93,14 +93,13 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
     gemm = kn.tile_co * kn.tile_ci * K * K * kn.tile_h * tw + INSN + DRAIN
     step = vt * max(gemm, load) if vt > 1 else gemm + load
     acc_residual = ep.residual and not ep.residual_gemm
-    # the reset (or the bias MOV it starts from), the residual's GEMM (and its own reset)
-    residual_passes = 1 if ep.residual_into_acc else 2 * ep.residual_gemm
     # per-channel vectors load once per channel tile (topi place_acc_stages), an int32
     # residual once per output tile
     spatial_tiles = (oh // kn.tile_h) * (ow // tw)
     vectors = (_beats(cfg, "acc", kn.tile_co * ep.vectors) + LOAD_SETUP * ep.vectors) \
         / spatial_tiles
-    extra = (out_entries + INSN) * (1 + residual_passes) \
+    # the start: a reset pass, or the residual's GEMM_OVERWRITE pass
+    extra = (out_entries + INSN) \
         + ep.alu_ops * (out_entries + INSN) + vectors \
         + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * acc_residual
     per_tile = steps * step + vt * extra

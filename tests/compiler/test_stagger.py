@@ -70,9 +70,8 @@ def test_uop_load_moves_with_its_alu():
 def test_staggered_conv_is_exact_and_stores_beside_the_other_threads_gemm(residual):
     cfg = preset("tiny")
     sh = Conv2dShape(1, 16, 6, 6, 16, 3, 1, 1)
-    ep = Epilogue(bias=True, residual=residual, shifts=(9,), lo=0, hi=127,
-                  residual_gemm=residual, residual_into_acc=residual,
-                  preshifts=(3,) if residual else ())
+    ep = Epilogue(bias=True, residual=residual, residual_shifts=(-3,) if residual else (),
+                  shifts=(9,), lo=0, hi=127, residual_gemm=residual)
     sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=2, tile_co=1, vthreads=2))
     before = [r.insn for r in lower(sch, cfg, args, stop_after="codegen").records]
     after = [r.insn for r in lower(sch, cfg, args, stop_after="stagger_epilogue").records]

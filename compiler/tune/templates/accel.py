@@ -30,7 +30,7 @@ from .epilogue import VEC, epilogue_inputs, epilogue_reference, wrap
 def _epilogue(task: Task):
     from ...exec.templates import Epilogue
     ep = dict(task.args["epilogue"])
-    for k in ("residual_shifts", "shifts", "preshifts"):
+    for k in ("residual_shifts", "shifts"):
         ep[k] = tuple(ep.get(k, ()))
     return Epilogue(**ep)
 
@@ -42,7 +42,7 @@ def epilogue_dict(ep) -> dict:
     def canonical(steps):
         return [s if s == VEC else (7 if s > 0 else -1) for s in steps]
     d = dataclasses.asdict(ep)
-    for key in ("shifts", "residual_shifts", "preshifts"):
+    for key in ("shifts", "residual_shifts"):
         d[key] = canonical(getattr(ep, key))
     return d
 

@@ -28,7 +28,7 @@ def epilogue_inputs(ep, out_shape: tuple, vec_shape: tuple, rng) -> dict:
     ins = {}
     if ep.bias:
         ins["bias"] = rng.integers(-5000, 5000, vec_shape).astype(np.int32)
-    if ep.residual and (ep.residual_gemm or ep.residual_into_acc):
+    if ep.residual and ep.residual_gemm:
         bo = out_shape[-1]
         ins["residual"] = rng.integers(-128, 128, out_shape).astype(np.int8)
         ins["residual_eye"] = (np.eye(bo, dtype=np.int8) << 2).reshape(1, 1, bo, bo)
@@ -47,12 +47,9 @@ def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand, bits: int) -> np.
     def amount(prefix, k, step):
         return expand(ins[f"{prefix}{k}"].astype(np.int64)) if step == VEC else step
 
-    if ep.residual_into_acc:     # the bias was the accumulator's start
-        value = _residual_into(acc, ins, ep, expand, bits)
-    else:
-        value = _residual_added(acc, ins, ep, bits, amount)
-        if ep.bias:
-            value = wrap(value + expand(ins["bias"].astype(np.int64)), bits)
+    value = _residual_added(acc, ins, ep, bits, amount)
+    if ep.bias:
+        value = wrap(value + expand(ins["bias"].astype(np.int64)), bits)
     for k, step in enumerate(ep.shifts):
         value = _shift(value, amount("shift", k, step), bits)
     if ep.hi is not None:
@@ -66,14 +63,6 @@ def _residual_product(ins: dict, bits: int) -> np.ndarray:
     res = ins["residual"].astype(np.int64)
     eye = ins["residual_eye"][0, 0].astype(np.int64)
     return wrap(np.einsum("...k,yk->...y", res, eye), bits)
-
-
-def _residual_into(acc, ins, ep, expand, bits):
-    """The accumulator from the bias, shifted by the preshifts, plus the residual GEMM."""
-    value = wrap(acc + expand(ins["bias"].astype(np.int64)), bits) if ep.bias else acc
-    for step in ep.preshifts:
-        value = _shift(value, step, bits)
-    return wrap(value + _residual_product(ins, bits), bits) if ep.residual else value
 
 
 def _residual_added(acc, ins, ep, bits, amount):

@@ -16,14 +16,15 @@ so the new order gives the same bits. Anything else (an entry the first step doe
 write exactly once, the acc touched in between, an index that is not affine in its loops)
 keeps its reset pass.
 
-Only reductions with at most one loop inside the tile and more than one step in all (a
-1x1 conv's channels, a dense's k) are rewritten: there the split replaces the reset
-instruction one for one. With more loops (a 3x3 conv's channels, kh, kw) each adds a GEMM
-instruction and a micro-op kernel, and on ResNet-18's RTL those layers got 0.6-4% slower:
-their compute waits for each tile's first load anyway, which the reset pass used to fill
-for free. A one-step reduction (the residual's GEMM) was slower too (conv_19 +3.7%), so it
-keeps its reset. The pipeline's option
-"overwrite_every" (``overwrite_first_step(.., every=True)``) rewrites them all.
+Only reductions with at most one loop inside the tile are rewritten (a 1x1 conv's
+channels, a dense's k, the residual x identity GEMM a conv's accumulator starts from):
+there the split replaces the reset instruction one for one. With more loops (a 3x3 conv's
+channels, kh, kw) each adds a GEMM instruction and a micro-op kernel, and on ResNet-18's
+RTL those layers got 0.6-4% slower: their compute waits for each tile's first load
+anyway, which the reset pass used to fill for free. (The residual's one-step GEMM, since
+it starts the accumulator, is the tile's first work like that reset: ResNet-18's residual
+layers 2-4% faster with it overwriting.) The pipeline's option "overwrite_every"
+(``overwrite_first_step(.., every=True)``) rewrites them all.
 """
 from __future__ import annotations
 
@@ -119,7 +120,7 @@ def _split_update(loops, leaf: Gemm, reset: _Reset, every: bool, outer_steps: in
     reduction = [lp for lp in loops if lp.var not in acc_vars]
     inner = [lp for lp in reduction if lp.extent > 1]
     steps = outer_steps * int(np.prod([lp.extent for lp in inner], dtype=np.int64))
-    if not every and (len(inner) > 1 or steps == 1):
+    if not every and len(inner) > 1:
         return None
     zero = {lp.var: Const(0, lp.var.dtype) for lp in reduction}
     first_leaf = dataclasses.replace(substitute(leaf, zero), overwrite=True)

@@ -22,8 +22,8 @@ EPILOGUES = [Epilogue(bias=True, shifts=(7,), lo=-128, hi=127),
                       hi=127),
              Epilogue(bias=True, residual=True, residual_shifts=(-2,), shifts=(9,), lo=0,
                       hi=127, residual_gemm=True),
-             Epilogue(bias=True, residual=True, shifts=(9,), lo=0, hi=127, residual_gemm=True,
-                      residual_into_acc=True, preshifts=(2,))]
+             Epilogue(bias=True, residual=True, residual_shifts=(3,), shifts=(9,), lo=-128,
+                      hi=127, residual_gemm=True)]
 
 
 def _conv(ep=EPILOGUES[0]):
