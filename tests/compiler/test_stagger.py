@@ -86,3 +86,25 @@ def test_staggered_conv_is_exact_and_stores_beside_the_other_threads_gemm(residu
     unstaggered = program_from_stream(cfg, "main", insert_deps(unstaggered, cfg))
     out = run_fsim(build(sch, cfg, args), ins)["out"]
     assert np.array_equal(out, run_fsim(unstaggered, ins)["out"])
+
+
+def test_a_threads_stores_follow_each_other_up():
+    g0, g1, s0, s1 = _gemm(0, 7), _gemm(8, 15), _alu(0, 7), _alu(8, 15)
+    st0a, st0b, st1 = _store(0, 3), _store(4, 7), _store(8, 15)
+    recs = [g0, g1, s0, s1, st0a, st0b, st1]
+    out = stagger_epilogues(Stream(list(recs)), preset("tiny"))
+    assert _names(out, recs) == [0, 2, 4, 5, 1, 3, 6]   # both of thread 0's stores moved
+
+
+def test_threads_keep_a_split_reduction_step_together():
+    # a 1x1 conv's step starts with GEMM_OVERWRITE on its first channel block, then GEMM
+    # on the rest: thread 0's whole step comes before thread 1's
+    cfg = preset("default")
+    sh = Conv2dShape(1, 64, 8, 8, 64, 1, 1, 0)
+    ep = Epilogue(bias=True, shifts=(9,), lo=0, hi=127)
+    sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=4, tile_co=2, tile_ci=2,
+                                                      vthreads=2))
+    gemms = [i for i in (r.insn for r in lower(sch, cfg, args, stop_after="codegen").records)
+             if isinstance(i, GemmInsn)]
+    first = [g.overwrite for g in gemms[:4]]
+    assert first == [True, False, True, False]

@@ -12,8 +12,9 @@ in between, shorter than the store. Moved up as far as their data allow,
 
 thread 0's store runs beside thread 1's last GEMM. An ALU instruction (with the LOAD UOP
 of its micro-op kernel) or a STORE moves above compute instructions it shares no SRAM
-entry with, and only when it stops at a compute instruction whose result it reads: an
-instruction that starts a tile (a reset, the bias MOV) stays where it is. Loads and stores
+entry with, and only when it stops at a compute instruction whose result it reads (a
+STORE also behind the STORE before it: stores keep their order): an instruction that
+starts a tile (a reset pass) stays where it is. Loads and stores
 keep their order in their modules; insert_deps then derives the tokens from the new order.
 """
 from __future__ import annotations
@@ -57,11 +58,21 @@ def _bubble(out: list, rec: Record) -> tuple[list, int]:
             k -= 1
             continue
         if _is_compute_op(above) and _reads_from(group, above):
-            for idx in pulled:               # descending: indices stay valid
-                del out[idx]
-            return group, k
+            return _take(out, group, k, pulled)
         break
+    if rec.unit == "store" and k < len(out) and k > 0 and _is_store(out[k - 1]):
+        return _take(out, group, k, pulled)      # behind the store before it
     return [rec], len(out)
+
+
+def _take(out: list, group: list, k: int, pulled: list) -> tuple[list, int]:
+    for idx in pulled:                       # descending: indices stay valid
+        del out[idx]
+    return group, k
+
+
+def _is_store(rec: Record) -> bool:
+    return rec.unit == "store"
 
 
 def _passable(rec: Record, above: Record) -> bool:

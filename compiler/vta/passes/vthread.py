@@ -6,7 +6,8 @@ mixes DMA and compute keeps running once, with the threads interleaved inside it
 statement of one kind (a DMA, a GEMM/ALU block) is emitted once per thread. Consecutive
 statements that all run on the load module (the inp and wgt copies of one reduction step)
 are emitted as one group per thread, so that thread 0's whole step is loaded before
-thread 1's: thread 0's GEMMs then wait only for thread 0's loads. The result is the
+thread 1's: thread 0's GEMMs then wait only for thread 0's loads; likewise consecutive
+compute statements. The result is the
 classic double-buffered pipeline: thread 1 loads while thread 0 computes.
 """
 from __future__ import annotations
@@ -89,18 +90,23 @@ def _per_thread(node, vt, n):
 
 
 def _load_runs(stmts) -> list[list]:
-    """Statements split into runs: maximal runs of load-module-only statements, and
+    """Statements split into runs: maximal runs of load-module-only statements, maximal
+    runs of compute-only ones (a reduction step split in two by overwrite_first: thread
+    0's whole step before thread 1's, so thread 0's buffers free up a step sooner), and
     every other statement on its own."""
-    runs, current = [], []
+    runs, current, unit = [], [], None
     for stmt in stmts:
-        kinds = _kinds(stmt)
-        if kinds and {unit for unit, _ in kinds} == {"load"}:
+        units = {u for u, _ in _kinds(stmt)}
+        one = next(iter(units)) if len(units) == 1 and units <= {"load", "compute"} else None
+        if one is not None and one == unit:
             current.append(stmt)
             continue
         if current:
             runs.append(current)
+        current, unit = [stmt], one
+        if one is None:
+            runs.append(current)
             current = []
-        runs.append([stmt])
     if current:
         runs.append(current)
     return runs
