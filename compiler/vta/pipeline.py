@@ -4,8 +4,8 @@
     check_storage     every SRAM tile is whole entries and fits its buffer
     inject_dma        copy nests -> 2-D LOAD/STORE with zero padding
     tensorize_gemm    `tensorize` regions -> GEMM statements (intrinsic from the Config)
-    overwrite_first   a one-loop reduction's reset pass -> its first step as GEMM_OVERWRITE
-                      (every reduction with the option "overwrite_every")
+    overwrite_first   a reduction's reset pass -> its first step as GEMM_OVERWRITE (only
+                      one-loop reductions with the option "reset_multi_loop")
     inplace_acc       elementwise acc stages reuse their input's storage
     match_alu         acc elementwise stores -> ALU operations (imm or acc operand)
     inject_vthread    virtual threads -> replicated buffers, interleaved statements
@@ -58,11 +58,10 @@ PASSES = [
     ("verify_tokens", verify_tokens),
 ]
 PASS_NAMES = ["schedule_ops"] + [name for name, _ in PASSES]
-#: passes a caller asks for by name (``options``), each run after the pass named with it:
-#: overwrite_first where it pays is in PASSES; this rewrites every reduction it can (on
-#: ResNet-18 0.6-4% slower 3x3 convs: compiler/vta/passes/overwrite.py)
-OPTIONAL_PASSES = {"overwrite_every": ("tensorize_gemm",
-                                       partial(overwrite_first_step, every=True))}
+#: variants of passes a caller asks for by name (``options``), each run instead of the pass
+#: named with it
+OPTIONAL_PASSES = {"reset_multi_loop": ("overwrite_first",
+                                        partial(overwrite_first_step, multi_loop=False))}
 
 
 def _pipeline(options) -> list:
@@ -70,12 +69,8 @@ def _pipeline(options) -> list:
     if unknown:
         raise CompileError(f"options must be among {sorted(OPTIONAL_PASSES)}, not "
                            f"{sorted(unknown)}")
-    passes = []
-    for name, fn in PASSES:
-        passes.append((name, fn))
-        passes += [(opt, OPTIONAL_PASSES[opt][1]) for opt in sorted(options)
-                   if OPTIONAL_PASSES[opt][0] == name]
-    return passes
+    instead = {OPTIONAL_PASSES[opt][0]: (opt, OPTIONAL_PASSES[opt][1]) for opt in options}
+    return [instead.get(name, (name, fn)) for name, fn in PASSES]
 
 
 def lower(sch, cfg: Config, args=None, name: str = "main", dump_after=None, verify=True,

@@ -1,7 +1,7 @@
 """compiler/vta/passes/overwrite.py: a reduction's reset pass becomes its first step as
-GEMM_OVERWRITE (by default where the reduction has at most one loop in the tile, with the
-option ``overwrite_every`` wherever it can); the outputs stay bit-exact on the functional
-simulator and the RTL, and exactly the reset micro-ops disappear."""
+GEMM_OVERWRITE (by default wherever it can; with the option ``reset_multi_loop`` only where
+the reduction has at most one loop in the tile); the outputs stay bit-exact on the
+functional simulator and the RTL, and exactly the reset micro-ops disappear."""
 import numpy as np
 import pytest
 
@@ -13,8 +13,8 @@ from vtalab.spec import preset
 
 from ..rtl.backends import require_rtl
 
-CASES = [  # (shape, knobs, rewritten by default): 3x3 with the channels in one tile or
-    #        peeled over tiles (three loops: kept), 1x1 over 3 channel tiles (rewritten)
+CASES = [  # (shape, knobs, rewritten with reset_multi_loop): 3x3 with the channels in one
+    #        tile or peeled over tiles (three loops: kept), 1x1 over 3 channel tiles
     (Conv2dShape(1, 16, 8, 8, 16, 3, 1, 1), Conv2dKnobs(tile_h=4, tile_co=1, tile_ci=2,
                                                          vthreads=2, vthread_axis="h"), False),
     (Conv2dShape(1, 32, 6, 6, 16, 3, 2, 1), Conv2dKnobs(tile_h=3, tile_co=1, tile_ci=1,
@@ -41,13 +41,13 @@ def test_the_first_step_overwrites_with_the_same_outputs_and_no_reset(backend, c
     if backend == "rtl":
         require_rtl()
     cfg = preset("tiny")
-    sh, knobs, by_default = CASES[case]
+    sh, knobs, one_loop = CASES[case]
     rq = Requant(shift=8, lo=-100, hi=110)
     sch, args = conv2d(cfg, sh, rq, knobs)
-    default = build(sch, cfg, args)
-    assert _has(default, "overwrite") == by_default != _has(default, "reset")
+    selective = build(sch, cfg, args, options=("reset_multi_loop",))
+    assert _has(selective, "overwrite") == one_loop != _has(selective, "reset")
     sch, args = conv2d(cfg, sh, rq, knobs)
-    fused = build(sch, cfg, args, options=("overwrite_every",))
+    fused = build(sch, cfg, args)
     monkeypatch.setattr(pipeline, "PASSES",
                         [p for p in pipeline.PASSES if p[0] != "overwrite_first"])
     sch, args = conv2d(cfg, sh, rq, knobs)
@@ -71,6 +71,6 @@ def test_an_unknown_option_is_refused_by_name():
     cfg = preset("tiny")
     sh, knobs, _ = CASES[0]
     sch, args = conv2d(cfg, sh, Requant(), knobs)
-    with pytest.raises(CompileError, match="options must be among .*overwrite_every.*not "
+    with pytest.raises(CompileError, match="options must be among .*reset_multi_loop.*not "
                                            r"\['fuse_everything'\]"):
         build(sch, cfg, args, options=("fuse_everything",))

@@ -16,15 +16,13 @@ so the new order gives the same bits. Anything else (an entry the first step doe
 write exactly once, the acc touched in between, an index that is not affine in its loops)
 keeps its reset pass.
 
-Only reductions with at most one loop inside the tile are rewritten (a 1x1 conv's
-channels, a dense's k, the residual x identity GEMM a conv's accumulator starts from):
-there the split replaces the reset instruction one for one. With more loops (a 3x3 conv's
-channels, kh, kw) each adds a GEMM instruction and a micro-op kernel, and on ResNet-18's
-RTL those layers got 0.6-4% slower: their compute waits for each tile's first load
-anyway, which the reset pass used to fill for free. (The residual's one-step GEMM, since
-it starts the accumulator, is the tile's first work like that reset: ResNet-18's residual
-layers 2-4% faster with it overwriting.) The pipeline's option "overwrite_every"
-(``overwrite_first_step(.., every=True)``) rewrites them all.
+Every reduction is rewritten. With several loops in the tile (a 3x3 conv's channels, kh,
+kw) the split adds a GEMM instruction and a micro-op kernel per step; on ResNet-18's RTL
+that paid once a thread's split step stayed together (inject_vthread groups consecutive
+compute statements per thread): conv_11 486,878 -> 469,953 cycles, the model 7,638,519 ->
+7,592,954; before that grouping those layers were 0.6-4% slower. The pipeline's option
+"reset_multi_loop" (``overwrite_first_step(.., multi_loop=False)``) keeps the reset pass
+of such reductions (the 7x7 512-channel layers are 0.2-1% faster with it).
 """
 from __future__ import annotations
 
@@ -39,16 +37,16 @@ from ..nodes import Gemm, VtaStmt
 from .common import coefficients, perfect_nest, rewrite_top_down, without_vars
 
 
-def overwrite_first_step(func, cfg, every: bool = False):
+def overwrite_first_step(func, cfg, multi_loop: bool = True):
     def fn(node):                   # a sequence: its statements first, then their pairs
         if isinstance(node, Seq):
-            return seq(*_fuse([rewrite_top_down(s, fn) for s in node.stmts], every))
+            return seq(*_fuse([rewrite_top_down(s, fn) for s in node.stmts], multi_loop))
         return None
 
     return func.with_body(rewrite_top_down(func.body, fn))
 
 
-def _fuse(stmts: list, every: bool) -> list:
+def _fuse(stmts: list, multi_loop: bool) -> list:
     out = list(stmts)
     for i, stmt in enumerate(stmts):
         reset = _reset_nest(stmt)
@@ -57,7 +55,7 @@ def _fuse(stmts: list, every: bool) -> list:
         j = next((j for j in range(i + 1, len(out)) if _touches(out[j], reset.acc)), None)
         if j is None:
             continue
-        peeled = _peel(out[j], reset, every)
+        peeled = _peel(out[j], reset, multi_loop)
         if peeled is not None:
             out[i], out[j] = None, peeled
     return [s for s in out if s is not None]
@@ -85,22 +83,22 @@ def _touches(node, buffer) -> bool:
                for n in walk(node))
 
 
-def _peel(node, reset: _Reset, every: bool, outer_steps: int = 1):
+def _peel(node, reset: _Reset, multi_loop: bool):
     """``node`` with its first update of ``reset.acc`` overwriting, or None if unsafe (or,
-    unless ``every``, not worth it: see the module's docstring)."""
+    without ``multi_loop``, a reduction with several loops in the tile)."""
     if isinstance(node, Seq):
         k = next(k for k, s in enumerate(node.stmts) if _touches(s, reset.acc))
-        first = _peel(node.stmts[k], reset, every, outer_steps)
+        first = _peel(node.stmts[k], reset, multi_loop)
         return None if first is None else seq(*node.stmts[:k], first, *node.stmts[k + 1:])
     if isinstance(node, Allocate):
-        body = _peel(node.body, reset, every, outer_steps)
+        body = _peel(node.body, reset, multi_loop)
         return None if body is None else Allocate(node.buffer, body, node.base)
     loops, attrs, leaf = perfect_nest(node)
     if not attrs and isinstance(leaf, Gemm) and leaf.acc == reset.acc and not leaf.reset:
-        return _split_update(loops, leaf, reset, every, outer_steps)
+        return _split_update(loops, leaf, reset, multi_loop)
     if isinstance(node, For) and not _in_acc_index(node, reset.acc):
         first = _peel(substitute(node.body, {node.var: Const(0, node.var.dtype)}), reset,
-                      every, outer_steps * node.extent)
+                      multi_loop)
         if first is None or node.extent == 1:
             return first
         var = Var(node.var.name, node.var.dtype)
@@ -114,13 +112,12 @@ def _in_acc_index(loop: For, acc) -> bool:
                for n in walk(loop.body))
 
 
-def _split_update(loops, leaf: Gemm, reset: _Reset, every: bool, outer_steps: int):
+def _split_update(loops, leaf: Gemm, reset: _Reset, multi_loop: bool):
     acc_vars = free_vars(leaf.acc_index)
     spatial = [lp for lp in loops if lp.var in acc_vars]
     reduction = [lp for lp in loops if lp.var not in acc_vars]
     inner = [lp for lp in reduction if lp.extent > 1]
-    steps = outer_steps * int(np.prod([lp.extent for lp in inner], dtype=np.int64))
-    if not every and len(inner) > 1:
+    if not multi_loop and len(inner) > 1:
         return None
     zero = {lp.var: Const(0, lp.var.dtype) for lp in reduction}
     first_leaf = dataclasses.replace(substitute(leaf, zero), overwrite=True)
