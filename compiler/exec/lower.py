@@ -192,7 +192,7 @@ def dense_candidates(cfg: Config, m: int, k: int, n: int, ep: Epilogue) -> list[
             if (nb // tn) % vt:
                 continue
             for tm in divisors(mb):
-                acc = vt * tn * (tm * (1 + residual_tile(cost)) + ep.vectors + 1)
+                acc = vt * tn * (tm * (1 + residual_tile(cost)) + 1) + nb * ep.vectors
                 res_inp, res_wgt = (tm * tn, 1) if ep.residual_gemm else (0, 0)
                 for tk in divisors(kb):
                     if vt * (tm * tk + res_inp) > cfg.depth("inp") or \

@@ -70,7 +70,8 @@ def fits(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs, ep: EpilogueCost) -> boo
     tw = kn.tile_w or ow
     rows, cols = inp_rows(sh, kn.tile_h), (tw - 1) * sh.stride + sh.kernel
     vt = kn.vthreads
-    acc = vt * kn.tile_co * (kn.tile_h * tw * (1 + residual_tile(ep)) + ep.vectors + 1)
+    acc = vt * kn.tile_co * (kn.tile_h * tw * (1 + residual_tile(ep)) + 1) \
+        + sh.filters // cfg.block_out * ep.vectors          # vectors: whole, loaded once
     res_inp = kn.tile_co * kn.tile_h * tw if ep.residual_gemm else 0
     return (vt * (kn.tile_ci * rows * cols + res_inp) <= cfg.depth("inp")
             and vt * (kn.tile_co * kn.tile_ci * sh.kernel ** 2 + ep.residual_gemm)
@@ -93,19 +94,15 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
     gemm = kn.tile_co * kn.tile_ci * K * K * kn.tile_h * tw + INSN + DRAIN
     step = vt * max(gemm, load) if vt > 1 else gemm + load
     acc_residual = ep.residual and not ep.residual_gemm
-    # per-channel vectors load once per channel tile (topi place_acc_stages), an int32
-    # residual once per output tile
-    spatial_tiles = (oh // kn.tile_h) * (ow // tw)
-    vectors = (_beats(cfg, "acc", kn.tile_co * ep.vectors) + LOAD_SETUP * ep.vectors) \
-        / spatial_tiles
-    # the start: a reset pass, or the residual's GEMM_OVERWRITE pass
-    extra = (out_entries + INSN) \
-        + ep.alu_ops * (out_entries + INSN) + vectors \
+    # the start (a reset pass, or the residual's GEMM_OVERWRITE pass), the ALU passes, an
+    # int32 residual's load; per-channel vectors load once (topi place_acc_stages)
+    extra = (out_entries + INSN) + ep.alu_ops * (out_entries + INSN) \
         + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * acc_residual
+    vectors = _beats(cfg, "acc", cob * ep.vectors) + LOAD_SETUP * ep.vectors
     per_tile = steps * step + vt * extra
     fill = load if vt > 1 else 0
     store = _beats(cfg, "out", out_entries) + LOAD_SETUP
-    return int(tiles * per_tile + fill + store)
+    return int(tiles * per_tile + fill + store + vectors)
 
 
 def conv2d_candidates(cfg: Config, sh: Conv2dShape, vthreads: int,

@@ -12,6 +12,7 @@
     allocate_sram     SRAM entry ranges; capacity errors name buffer and sizes
     fold_uops         GEMM/ALU blocks -> micro-op kernels with iter_out/iter_in loops
     codegen           unrolled instruction stream + micro-op DRAM image
+    prefetch_uops     every micro-op kernel loaded at the start (one LOAD UOP where contiguous)
     stagger_epilogue  a thread's ALU epilogue and store move up beside its last GEMM
     insert_deps       dependency tokens from load/compute/store hazards
     verify_tokens     token balance, deadlock freedom, no unordered conflicts
@@ -35,6 +36,7 @@ from .passes.inject_dma import inject_dma
 from .passes.overwrite import overwrite_first_step
 from .passes.sram import allocate_sram
 from .passes.stagger import stagger_epilogues
+from .passes.uop_prefetch import prefetch_uops
 from .passes.storage import check_storage
 from .passes.tensorize import tensorize_gemm
 from .passes.verify_tokens import verify_tokens
@@ -53,6 +55,7 @@ PASSES = [
     ("allocate_sram", allocate_sram),
     ("fold_uops", fold_uops),
     ("codegen", codegen),
+    ("prefetch_uops", prefetch_uops),
     ("stagger_epilogue", stagger_epilogues),
     ("insert_deps", insert_deps),
     ("verify_tokens", verify_tokens),

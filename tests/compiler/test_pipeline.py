@@ -19,8 +19,8 @@ def _dense(vt=2):
 
 def test_pass_list_is_ordered_and_named():
     assert PASS_NAMES[0] == "schedule_ops"
-    assert [n for n, _ in PASSES][-4:] == ["codegen", "stagger_epilogue", "insert_deps",
-                                           "verify_tokens"]
+    assert [n for n, _ in PASSES][-5:] == ["codegen", "prefetch_uops", "stagger_epilogue",
+                                           "insert_deps", "verify_tokens"]
 
 
 def test_dump_after_prints_named_pass():

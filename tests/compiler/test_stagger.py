@@ -73,7 +73,7 @@ def test_staggered_conv_is_exact_and_stores_beside_the_other_threads_gemm(residu
     ep = Epilogue(bias=True, residual=residual, residual_shifts=(-3,) if residual else (),
                   shifts=(9,), lo=0, hi=127, residual_gemm=residual)
     sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=2, tile_co=1, vthreads=2))
-    before = [r.insn for r in lower(sch, cfg, args, stop_after="codegen").records]
+    before = [r.insn for r in lower(sch, cfg, args, stop_after="prefetch_uops").records]
     after = [r.insn for r in lower(sch, cfg, args, stop_after="stagger_epilogue").records]
     assert sorted(map(repr, before)) == sorted(map(repr, after)) and before != after
     kinds = ["G" if isinstance(i, GemmInsn) else
@@ -82,7 +82,7 @@ def test_staggered_conv_is_exact_and_stores_beside_the_other_threads_gemm(residu
     assert "G" in kinds[first_store:kinds.index("S", first_store + 1)]
     rng = np.random.default_rng(2)
     ins = {a.name: rng.integers(-100, 100, a.shape).astype(a.dtype.numpy) for a in args[:-1]}
-    unstaggered = lower(sch, cfg, args, stop_after="codegen")
+    unstaggered = lower(sch, cfg, args, stop_after="prefetch_uops")
     unstaggered = program_from_stream(cfg, "main", insert_deps(unstaggered, cfg))
     out = run_fsim(build(sch, cfg, args), ins)["out"]
     assert np.array_equal(out, run_fsim(unstaggered, ins)["out"])
