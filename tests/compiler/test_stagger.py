@@ -108,3 +108,14 @@ def test_threads_keep_a_split_reduction_step_together():
              if isinstance(i, GemmInsn)]
     first = [g.overwrite for g in gemms[:4]]
     assert first == [True, False, True, False]
+
+
+def test_a_threads_weights_load_before_its_inputs():
+    def load(mem, lo):
+        return Record(MemInsn(opcode=Opcode.LOAD, mem=mem, sram_base=lo), "load", "x",
+                      writes=(("inp" if mem == Mem.INP else "wgt", lo, lo),))
+    i0a, i0b, w0, i1a, i1b, w1 = (load(Mem.INP, 0), load(Mem.INP, 1), load(Mem.WGT, 0),
+                                  load(Mem.INP, 2), load(Mem.INP, 3), load(Mem.WGT, 1))
+    recs = [i0a, i0b, w0, i1a, i1b, w1, _gemm(0, 7)]
+    out = stagger_epilogues(Stream(list(recs)), preset("tiny"))
+    assert _names(out, recs) == [2, 0, 1, 5, 3, 4, 6]   # per thread: weights, then inputs

@@ -1,4 +1,5 @@
-"""Epilogue staggering: a thread's ALU epilogue and store move up next to its last GEMM.
+"""Epilogue staggering: a thread's ALU epilogue and store move up next to its last GEMM
+(and, first, each thread's weight load moves above its input loads).
 
 With virtual threads the expanded stream ends a tile as
 
@@ -27,7 +28,7 @@ from ..stream import Record, Stream
 
 def stagger_epilogues(stream: Stream, cfg: Config) -> Stream:
     out: list = []
-    for rec in stream.records:
+    for rec in _weights_first(stream.records):
         if _mover(rec):
             group, at = _bubble(out, rec)
             out[at:at] = group
@@ -35,6 +36,34 @@ def stagger_epilogues(stream: Stream, cfg: Config) -> Stream:
             out.append(rec)
     stream.records = out
     return stream
+
+
+def _weights_first(recs: list) -> list:
+    """Each run of consecutive loads with its WGT loads first: a step's first GEMM (the
+    first channel block) then waits for the weights and one input block, not all."""
+    out, run = [], []
+    for rec in recs + [None]:
+        if rec is not None and rec.unit == "load" and isinstance(rec.insn, MemInsn):
+            run.append(rec)
+            continue
+        out += _wgt_before_its_inputs(run)
+        run = []
+        if rec is not None:
+            out.append(rec)
+    return out
+
+
+def _wgt_before_its_inputs(run: list) -> list:
+    """Each WGT load moved above the INP loads since the previous WGT load (a thread's
+    step: its inputs, then its weights)."""
+    out, since = [], 0
+    for rec in run:
+        if rec.insn.mem == Mem.WGT:
+            out.insert(since, rec)
+            since = len(out)
+        else:
+            out.append(rec)
+    return out
 
 
 def _mover(rec: Record) -> bool:
