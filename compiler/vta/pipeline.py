@@ -13,7 +13,8 @@
     fold_uops         GEMM/ALU blocks -> micro-op kernels with iter_out/iter_in loops
     codegen           unrolled instruction stream + micro-op DRAM image
     prefetch_uops     every micro-op kernel loaded at the start (one LOAD UOP where contiguous)
-    stagger_epilogue  a thread's ALU epilogue and store move up beside its last GEMM
+    stagger_epilogue  a thread's ALU epilogue and store move up beside its last GEMM; its
+                      weight load before its input loads
     insert_deps       dependency tokens from load/compute/store hazards
     verify_tokens     token balance, deadlock freedom, no unordered conflicts
 

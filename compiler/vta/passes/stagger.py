@@ -15,8 +15,11 @@ thread 0's store runs beside thread 1's last GEMM. An ALU instruction (with the 
 of its micro-op kernel) or a STORE moves above compute instructions it shares no SRAM
 entry with, and only when it stops at a compute instruction whose result it reads (a
 STORE also behind the STORE before it: stores keep their order): an instruction that
-starts a tile (a reset pass) stays where it is. Loads and stores
-keep their order in their modules; insert_deps then derives the tokens from the new order.
+starts a tile (a reset pass) stays where it is. Stores keep their order; loads keep theirs
+but for a thread's WGT load, which moves above the INP loads since the previous WGT load
+(its step's inputs), so the step's first GEMM, on the first channel block, waits for the
+weights and one input block instead of all of them. insert_deps then derives the tokens
+from the new order.
 """
 from __future__ import annotations
 
