@@ -37,8 +37,6 @@ from .templates import VEC, Epilogue, fused_batch_dense, fused_conv2d, fused_den
     split_shift, split_shift_vector
 
 MAX_TRIES = 6
-#: the largest left shift an int8 identity weight carries (2**6 * I; 2**7 overflows int8)
-EYE_SHIFT = 6
 
 
 class Unsupported(CompileError):
@@ -101,24 +99,19 @@ def epilogue_of(graph: Graph, node: Node, blocks: int, cfg: Config):
     residual = len(node.inputs) > 3 and bool(node.inputs[3])
     rshr = np.asarray(node.attr("residual_shr", 0), np.int64)
     as_gemm = residual and cfg.block_in == cfg.block_out and np.all(rshr == rshr.flat[0])
-    lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
     if as_gemm:
         # shr(r, a) == shr(r * 2**k, a + k) exactly for k >= 0 (left shifts compose):
-        # the identity weight takes up to 2**6 of a left shift
-        k = int(np.clip(-rshr.flat[0], 0, EYE_SHIFT))
-        consts["residual_eye"] = _eye(cfg, k)
+        # the identity weight takes up to 2**(wgt_bits - 2) of a left shift
+        k = int(np.clip(-rshr.flat[0], 0, cfg.wgt_bits - 2))
+        consts["residual_eye"] = (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(
+            1, 1, cfg.block_out, cfg.block_in)
         rshifts = _shift_steps(int(rshr.flat[0]) + k, blocks, cfg, "rshift", consts)
     else:
         rshifts = _shift_steps(node.attr("residual_shr", 0), blocks, cfg, "rshift", consts) \
             if residual else ()
     shifts = _shift_steps(node.attr("shift", 0), blocks, cfg, "shift", consts)
+    lo, hi = _bound(node, "lo", -(1 << 31)), _bound(node, "hi", (1 << 31) - 1)
     return Epilogue(has_bias, residual, rshifts, shifts, lo, hi, bool(as_gemm)), consts
-
-
-def _eye(cfg: Config, k: int) -> np.ndarray:
-    """2**k times the identity: the weight that adds an int8 residual tile, shifted left."""
-    return (np.eye(cfg.block_out, dtype=np.int8) << k).reshape(1, 1, cfg.block_out,
-                                                                cfg.block_in)
 
 
 def conv_shape(graph: Graph, node: Node, cfg: Config) -> Conv2dShape:

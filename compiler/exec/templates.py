@@ -89,11 +89,14 @@ def residual_start(ep: Epilogue, shape, stages: list, operands: list):
     for n, amount in enumerate(ep.residual_shifts):
         if amount == VEC:
             raise LoweringError("a residual GEMM's shifts must be immediates, not per-channel")
-        prev = cur
-        cur = te.compute(shape, lambda *i, v=prev, a=amount: v(*i) >> a if a > 0
-                         else v(*i) << -a, f"rshift{n}_step")
+        cur = te.compute(shape, _shifted_by(cur, amount), f"rshift{n}_step")
         stages.append(cur)
     return cur
+
+
+def _shifted_by(v, amount: int):
+    """v >> amount, or v << -amount for a negative immediate."""
+    return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
 
 
 def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
@@ -112,7 +115,7 @@ def _declare_epilogue(acc, shape, ep: Epilogue, vec_shape, vec_index):
             vec = te.placeholder(vec_shape, "int32", name)
             reads.append(vec)
             return lambda *i: v(*i) >> vec(*vec_index(i))
-        return lambda *i: v(*i) >> amount if amount > 0 else v(*i) << -amount
+        return _shifted_by(v, amount)
 
     aligned = None
     if ep.residual and not ep.residual_gemm:

@@ -60,26 +60,24 @@ def divisors(n: int, limit: int | None = None) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0 and (limit is None or d <= limit)]
 
 
-def place_acc_stages(s, out, at, acc, stages, operands, cfg=None, vectors_at=None) -> None:
+def place_acc_stages(s, out, at, acc, stages, operands, cfg=None, vectors_once=False) -> None:
     """Put the accumulator (None: none) and its epilogue stages at loop ``at`` of ``out``.
 
     ``operands`` are (placeholder, reading stage) pairs loaded into the acc buffer there
     (a bias, a residual), or (placeholder, reading stage, scope) for the inp / wgt
-    operands of a reduction stage: each gets a DMA copy. Per-channel vectors (rank-3 acc
-    operands: bias, shift amounts) go to ``vectors_at`` instead when given: a loop outside
-    ``at``, or "root": whole, loaded once before everything (each such LOAD stops the
-    compute module and waits for the bus behind the load module's tiles: conv_19 spent
-    18,947 cycles in 32 per-tile bias loads; a channel tile's loads cost the 7x7
-    512-channel layers 1.2k cycles each). Elementwise epilogue stages run on the ALU; a
-    reduction stage (a residual times an identity weight) is a GEMM.
+    operands of a reduction stage: each gets a DMA copy. With ``vectors_once``,
+    per-channel vectors (rank-3 acc operands: bias, shift amounts) load whole, once,
+    before everything (each LOAD ACC stops the compute module and waits for the bus
+    behind the load module's tiles: conv_19 spent 18,947 cycles in 32 per-tile bias
+    loads). Elementwise epilogue stages run on the ALU; a reduction stage (a residual
+    times an identity weight) is a GEMM.
     """
     for placeholder, reader, *scope in operands:
         buf = s.cache_read(placeholder, scope[0] if scope else "acc", [reader])
-        vector = not scope and len(placeholder.shape) == 3 and vectors_at is not None
-        if vector and vectors_at == "root":
+        if vectors_once and not scope and len(placeholder.shape) == 3:
             s[buf].compute_root()
         else:
-            s[buf].compute_at(s[out], vectors_at if vector else at)
+            s[buf].compute_at(s[out], at)
         s[buf].pragma(s[buf].op.axes[0], "dma_copy")
     for t in ([acc] if acc is not None else []) + stages:
         s[t].set_scope("acc")

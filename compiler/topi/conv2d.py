@@ -153,7 +153,7 @@ def schedule_conv2d(cfg, sh, data, padded, kernel, acc, stages, operands, out,
         vt, ho = s[out].split(ho, nparts=kn.vthreads)
     s[out].reorder(n, vt, coo, ho, wo, coi, hi, wi, x, y)
     s[out].vthread(vt)
-    place_acc_stages(s, out, wo, acc, stages, operands, cfg, vectors_at="root")
+    place_acc_stages(s, out, wo, acc, stages, operands, cfg, vectors_once=True)
     cn, cco, ch, cw, cx, cy = s[acc].op.axes
     ci, kh, kw, cii = s[acc].op.reduce_axes
     cio, cii2 = s[acc].split(ci, kn.tile_ci)

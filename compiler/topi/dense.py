@@ -80,7 +80,7 @@ def schedule_dense(cfg, data, weight, acc, stages, operands, out, kn: DenseKnobs
     outer = [io, jv, jo] if kn.order == "mn" else [jv, jo, io]
     s[out].reorder(*batch, *outer, ii, ji, x, y)
     s[out].vthread(jv)
-    place_acc_stages(s, out, outer[-1], acc, stages, operands, cfg, vectors_at="root")
+    place_acc_stages(s, out, outer[-1], acc, stages, operands, cfg, vectors_once=True)
     *acc_batch, gi, gj, gx, gy = s[acc].op.axes
     ko, ki = s[acc].op.reduce_axes
     koo, koi = s[acc].split(ko, kn.tile_k)

@@ -93,11 +93,10 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
             + _beats(cfg, "wgt", kn.tile_co * kn.tile_ci * K * K) + LOAD_SETUP)
     gemm = kn.tile_co * kn.tile_ci * K * K * kn.tile_h * tw + INSN + DRAIN
     step = vt * max(gemm, load) if vt > 1 else gemm + load
-    acc_residual = ep.residual and not ep.residual_gemm
     # the start (a reset pass, or the residual's GEMM_OVERWRITE pass), the ALU passes, an
     # int32 residual's load; per-channel vectors load once (topi place_acc_stages)
     extra = (out_entries + INSN) + ep.alu_ops * (out_entries + INSN) \
-        + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * acc_residual
+        + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * residual_tile(ep)
     vectors = _beats(cfg, "acc", cob * ep.vectors) + LOAD_SETUP * ep.vectors
     per_tile = steps * step + vt * extra
     fill = load if vt > 1 else 0

@@ -15,6 +15,7 @@ from vtalab.spec import preset
 from vtalab.spec.isa import AluInsn, AluOp, GemmInsn, Mem, MemInsn, Opcode
 
 from .fsim import run_fsim
+from .streams import conv_insns
 
 
 def _gemm(lo, hi):
@@ -99,13 +100,9 @@ def test_a_threads_stores_follow_each_other_up():
 def test_threads_keep_a_split_reduction_step_together():
     # a 1x1 conv's step starts with GEMM_OVERWRITE on its first channel block, then GEMM
     # on the rest: thread 0's whole step comes before thread 1's
-    cfg = preset("default")
-    sh = Conv2dShape(1, 64, 8, 8, 64, 1, 1, 0)
-    ep = Epilogue(bias=True, shifts=(9,), lo=0, hi=127)
-    sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=4, tile_co=2, tile_ci=2,
-                                                      vthreads=2))
-    gemms = [i for i in (r.insn for r in lower(sch, cfg, args, stop_after="codegen").records)
-             if isinstance(i, GemmInsn)]
+    insns = conv_insns(Conv2dShape(1, 64, 8, 8, 64, 1, 1, 0),
+                       Conv2dKnobs(tile_h=4, tile_co=2, tile_ci=2, vthreads=2), "codegen")
+    gemms = [i for i in insns if isinstance(i, GemmInsn)]
     first = [g.overwrite for g in gemms[:4]]
     assert first == [True, False, True, False]
 

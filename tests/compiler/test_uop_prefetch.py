@@ -1,18 +1,19 @@
 """Micro-op kernels load up front: every LOAD UOP moves to the start and contiguous ones
 merge; a program that reloads a kernel's entries keeps its order."""
-from vtalab.compiler.exec.templates import Epilogue, fused_conv2d
 from vtalab.compiler.topi import Conv2dKnobs, Conv2dShape
 from vtalab.compiler.vta.passes.uop_prefetch import prefetch_uops
-from vtalab.compiler.vta.pipeline import lower
 from vtalab.compiler.vta.stream import Record, Stream
+from vtalab.runtime.program import UOP_SYMBOL
 from vtalab.spec import preset
 from vtalab.spec.isa import GemmInsn, Mem, MemInsn, Opcode
+
+from .streams import conv_insns
 
 
 def _uop(sram, dram, n):
     insn = MemInsn(opcode=Opcode.LOAD, mem=Mem.UOP, sram_base=sram, dram_base=dram,
                    x_size=n, x_stride=n)
-    return Record(insn, "compute", "__uop__", writes=(("uop", sram, sram + n - 1),))
+    return Record(insn, "compute", UOP_SYMBOL, writes=(("uop", sram, sram + n - 1),))
 
 
 def _gemm(bgn, end):
@@ -35,12 +36,8 @@ def test_a_reloaded_kernel_keeps_the_order():
 
 
 def test_a_conv_loads_its_kernels_once_before_any_micro_op():
-    cfg = preset("default")
-    sh = Conv2dShape(1, 64, 14, 14, 64, 3, 1, 1)
-    ep = Epilogue(bias=True, shifts=(9,), lo=0, hi=127)
-    sch, args = fused_conv2d(cfg, sh, ep, Conv2dKnobs(tile_h=7, tile_co=2, tile_ci=2,
-                                                      vthreads=2))
-    insns = [r.insn for r in lower(sch, cfg, args, stop_after="prefetch_uops").records]
+    insns = conv_insns(Conv2dShape(1, 64, 14, 14, 64, 3, 1, 1),
+                       Conv2dKnobs(tile_h=7, tile_co=2, tile_ci=2, vthreads=2), "prefetch_uops")
     uops = [k for k, i in enumerate(insns) if isinstance(i, MemInsn) and i.mem == Mem.UOP]
     first_op = next(k for k, i in enumerate(insns) if not isinstance(i, MemInsn))
     assert len(uops) == 1 and uops[0] < first_op

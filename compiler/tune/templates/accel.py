@@ -42,8 +42,7 @@ def epilogue_dict(ep) -> dict:
     def canonical(steps):
         return [s if s == VEC else (7 if s > 0 else -1) for s in steps]
     d = dataclasses.asdict(ep)
-    for key in ("shifts", "residual_shifts"):
-        d[key] = canonical(getattr(ep, key))
+    d["shifts"], d["residual_shifts"] = canonical(ep.shifts), canonical(ep.residual_shifts)
     return d
 
 

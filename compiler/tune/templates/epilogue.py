@@ -47,7 +47,17 @@ def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand, bits: int) -> np.
     def amount(prefix, k, step):
         return expand(ins[f"{prefix}{k}"].astype(np.int64)) if step == VEC else step
 
-    value = _residual_added(acc, ins, ep, bits, amount)
+    value = acc
+    if ep.residual:
+        if ep.residual_gemm:
+            res = ins["residual"].astype(np.int64)
+            eye = ins["residual_eye"][0, 0].astype(np.int64)
+            aligned = wrap(np.einsum("...k,yk->...y", res, eye), bits)
+        else:
+            aligned = ins["residual"].astype(np.int64)
+        for k, step in enumerate(ep.residual_shifts):
+            aligned = _shift(aligned, amount("rshift", k, step), bits)
+        value = wrap(value + aligned, bits)
     if ep.bias:
         value = wrap(value + expand(ins["bias"].astype(np.int64)), bits)
     for k, step in enumerate(ep.shifts):
@@ -57,23 +67,3 @@ def epilogue_reference(acc: np.ndarray, ins: dict, ep, expand, bits: int) -> np.
     if ep.lo is not None:
         value = np.maximum(value, ep.lo)
     return (value & 0xFF).astype(np.uint8).view(np.int8)
-
-
-def _residual_product(ins: dict, bits: int) -> np.ndarray:
-    res = ins["residual"].astype(np.int64)
-    eye = ins["residual_eye"][0, 0].astype(np.int64)
-    return wrap(np.einsum("...k,yk->...y", res, eye), bits)
-
-
-def _residual_added(acc, ins, ep, bits, amount):
-    value = acc
-    if ep.residual:
-        if ep.residual_gemm:
-            aligned = _residual_product(ins, bits)
-        else:
-            aligned = ins["residual"].astype(np.int64)
-        for k, step in enumerate(ep.residual_shifts):
-            aligned = _shift(aligned, amount("rshift", k, step), bits)
-        value = wrap(value + aligned, bits)
-    return value
-

@@ -147,10 +147,9 @@ def fuse_sat(ops: list, cfg: Config) -> list:
 
 
 def _chain(e, store: Store, cfg: Config) -> list:
-    if isinstance(e, Load) and e.buffer.scope == "acc":
-        unmoved = e.buffer == store.buffer and \
-            all(same(a, b) for a, b in zip(e.indices, store.indices))
-        return [] if unmoved else [("mov", e)]
+    if isinstance(e, Load) and e.buffer.scope == "acc" and \
+            all(same(a, b) for a, b in zip(e.indices, store.indices)):
+        return [] if e.buffer == store.buffer else [("mov", e)]
     if not isinstance(e, Binary):
         raise LoweringError(f"ALU statement must be a chain of add/sub/mul/min/max/shift on "
                             f"{store.buffer.name}[...], not {e!r}")

@@ -3,8 +3,8 @@
 The marked nest must be the intrinsic exactly: loops over (batch, block_out, block_in)
 around ``acc[.., b, o] += cast(inp[.., b, i]) * cast(wgt[.., o, i])`` (the update) or
 around ``acc[.., b, o] = 0`` with loops (batch, block_out) (the reduction's init, which
-becomes a resetting GEMM). An init from another acc entry (``te.sum(.., init=)``, e.g. a
-bias) stays a plain store for the ALU matcher (a MOV).
+becomes a resetting GEMM). An init from another acc entry (``te.sum(.., init=)``: a
+conv starting from its residual) stays a plain store, which inplace_acc then removes.
 """
 from __future__ import annotations
 

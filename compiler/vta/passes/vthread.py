@@ -65,7 +65,7 @@ def _expand(node, vt, n):
         if lifted is not None:
             return _expand(lifted, vt, n)
         return seq(*[_expand(s[0], vt, n) if len(s) == 1 else _per_thread(seq(*s), vt, n)
-                     for s in _load_runs(node.stmts)])
+                     for s in _unit_runs(node.stmts)])
     if isinstance(node, Allocate):
         return Allocate(node.buffer, _expand(node.body, vt, n), node.base)
     if isinstance(node, Attr):
@@ -89,7 +89,7 @@ def _per_thread(node, vt, n):
     return seq(*[substitute(node, {vt: Const(t, INT32)}) for t in range(n)])
 
 
-def _load_runs(stmts) -> list[list]:
+def _unit_runs(stmts) -> list[list]:
     """Statements split into runs: maximal runs of load-module-only statements, maximal
     runs of compute-only ones (a reduction step split in two by overwrite_first: thread
     0's whole step before thread 1's, so thread 0's buffers free up a step sooner), and
