@@ -24,6 +24,12 @@ class Record:
     def set_flags(self, **flags) -> None:
         self.insn = replace(self.insn, **flags)
 
+    @property
+    def dram(self) -> tuple[str | None, bool]:
+        """(DRAM buffer it moves, whether it writes it): stores write their buffer, loads
+        (on the load or compute module) read theirs; other instructions touch none."""
+        return self.reloc, self.unit == "store"
+
 
 @dataclass
 class Stream:
@@ -34,3 +40,4 @@ class Stream:
 
     def __len__(self):
         return len(self.records)
+

@@ -1,4 +1,4 @@
-"""Dependency-token insertion from the SRAM hazards between the three modules.
+"""Dependency-token insertion from the SRAM and DRAM hazards between the three modules.
 
 The load module writes inp/wgt that compute reads (RAW: load pushes l2c, compute pops),
 and must not overwrite them while compute still reads them (WAR: compute pushes c2l, load
@@ -11,15 +11,23 @@ GEMMs wait only for thread 0's loads while thread 1's loads are still running: t
 double-buffered pipeline. Pushes on one queue stay in program order because everything up
 to a push is ordered once its token is popped. Every push precedes its pop in program
 order, so the program order itself is a valid execution: no deadlock, no leftover tokens.
+
+DRAM: a load of a buffer that an earlier store of the same stream wrote (a joined program:
+one layer's output is the next one's input) must wait until that store has landed (the
+store module pushes s2c only once the bus acknowledged every write). A compute-module load
+pops that store's token itself; the load module has no queue from the store module, so a
+compute no-op is inserted just before the load that pops the store's token and pushes one
+to the load (TVM's VTA runtime relays the same way).
 """
 from __future__ import annotations
 
+from vtalab.runtime.builder import noop
 from vtalab.spec import Config
 from vtalab.spec.isa import FinishInsn
 
 from ..stream import Record, Stream
 
-# (popping unit, pushing unit) -> (pop flag, push flag, buffers checked)
+# (popping unit, pushing unit) -> (pop flag, push flag)
 _EDGES = {
     ("compute", "load"): ("pop_prev", "push_next"),
     ("load", "compute"): ("pop_next", "push_prev"),
@@ -29,32 +37,80 @@ _EDGES = {
 _CROSS = {"inp": ("load", "compute"), "wgt": ("load", "compute"), "out": ("compute", "store")}
 
 
+class _Tokens:
+    """The stream being rebuilt, with what is not yet ordered across modules."""
+
+    def __init__(self):
+        self.out: list = []
+        self.pending: dict = {unit: [] for unit in ("load", "compute", "store")}
+        self.last: dict = {}
+        self.stores: list = []          # (index, DRAM buffer) of every store so far
+        self.seen: dict = {}            # unit -> latest store ordered before its next insn
+        self.known: list = []           # per placed record: the latest store ordered before it
+
+    def unordered_store(self, rec: Record) -> int | None:
+        """Index of the latest store to the DRAM buffer ``rec`` loads that is not yet
+        ordered before ``rec``."""
+        buf, writes = rec.dram
+        if buf is None or writes:
+            return None
+        seen = self.seen.get(rec.unit, -1)
+        return max((i for i, b in self.stores if b == buf and i > seen), default=None)
+
+    def place(self, rec: Record, after: dict | None = None) -> int:
+        """Append ``rec``; it pops a token from each neighbour whose latest conflicting
+        instruction (or the one ``after`` names for that neighbour, if later) is
+        unordered."""
+        i = len(self.out)
+        self.out.append(rec)
+        is_finish = isinstance(rec.insn, FinishInsn)
+        for other in _neighbours(rec.unit):
+            if is_finish and self.pending[other]:
+                at = self.last[other]
+            else:
+                at = _latest_conflict(rec, self.pending[other])
+            forced = (after or {}).get(other)
+            if forced is not None:
+                at = forced if at is None else max(at, forced)
+            if at is not None:
+                self._edge(rec, i, other, at)
+        for kind, ranges in (("w", rec.writes), ("r", rec.reads)):
+            for buf, lo, hi in ranges:
+                if buf in _CROSS:
+                    self.pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi,
+                                                   kind == "w"))
+        buf, writes = rec.dram
+        if writes and buf is not None:
+            self.stores.append((i, buf))
+            self.seen["store"] = i
+        self.known.append(self.seen.get(rec.unit, -1))
+        self.last[rec.unit] = i
+        return i
+
+    def _edge(self, rec: Record, i: int, other: str, at: int) -> None:
+        pop, push = _EDGES[(rec.unit, other)]
+        self.out[at].set_flags(**{push: True})
+        rec.set_flags(**{pop: True})
+        self.pending[other] = [p for p in self.pending[other]
+                               if p[1] != rec.unit or p[0] > at]
+        self.seen[rec.unit] = max(self.seen.get(rec.unit, -1), self.known[at])
+
+
 def insert_deps(stream: Stream, cfg: Config) -> Stream:
     recs = stream.records
     if not recs or not isinstance(recs[-1].insn, FinishInsn):
         recs.append(Record(FinishInsn(), "compute"))
-    pending: dict = {unit: [] for unit in ("load", "compute", "store")}
-    last: dict = {}
-    for i, rec in enumerate(recs):
-        is_finish = isinstance(rec.insn, FinishInsn)
-        for other in _neighbours(rec.unit):
-            if is_finish and pending[other]:
-                at = last[other]
-            else:
-                at = _latest_conflict(rec, pending[other])
-            if at is not None:
-                pop, push = _EDGES[(rec.unit, other)]
-                recs[at].set_flags(**{push: True})
-                rec.set_flags(**{pop: True})
-                pending[other] = [p for p in pending[other]
-                                  if p[1] != rec.unit or p[0] > at]
-        for buf, lo, hi in rec.writes:
-            if buf in _CROSS:
-                pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi, True))
-        for buf, lo, hi in rec.reads:
-            if buf in _CROSS:
-                pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi, False))
-        last[rec.unit] = i
+    tokens = _Tokens()
+    for rec in recs:
+        store = tokens.unordered_store(rec)
+        if store is None:
+            tokens.place(rec)
+        elif rec.unit == "compute":
+            tokens.place(rec, {"store": store})
+        else:
+            relay = tokens.place(Record(noop("compute"), "compute"), {"store": store})
+            tokens.place(rec, {"compute": relay})
+    stream.records = tokens.out
     return stream
 
 

@@ -2,7 +2,8 @@
 
 Runs the three modules as the hardware may (each in order, gated only by tokens),
 reports a deadlock naming the instruction and queue, leftover tokens at FINISH, and any
-pair of conflicting SRAM accesses in different modules that the tokens do not order.
+pair of conflicting SRAM or DRAM accesses (a store and a load or store of the same DRAM
+buffer) in different modules that the tokens do not order.
 """
 from __future__ import annotations
 
@@ -91,6 +92,9 @@ def _check_races(recs, hb) -> None:
 
 
 def _conflict(a, b) -> bool:
+    (abuf, awrites), (bbuf, bwrites) = a.dram, b.dram
+    if abuf is not None and abuf == bbuf and (awrites or bwrites):
+        return True
     for wbuf, wlo, whi in a.writes:
         for buf, lo, hi in b.reads + b.writes:
             if buf == wbuf and wlo <= hi and lo <= whi:
