@@ -32,7 +32,7 @@ from ..topi import Conv2dKnobs, Conv2dShape, DenseKnobs
 from ..topi.common import divisors
 from ..tune import EpilogueCost, conv2d_ranked, lookup
 from ..tune.cost import residual_tile
-from ..vta import build
+from ..vta import build_with_stream
 from .templates import VEC, Epilogue, fused_batch_dense, fused_conv2d, fused_dense, \
     split_shift, split_shift_vector
 
@@ -46,10 +46,12 @@ class Unsupported(CompileError):
 @dataclass
 class AccelPlan:
     kernel: Program
-    bindings: dict            # param -> ("value" | "const" | "scratch", name)
+    bindings: dict            # param -> ("value" | "const" | "scratch", name); joined
+                              # steps also "internal" (compiler/exec/join.py)
     consts: dict              # new constant name -> array
     widen: tuple | None       # (residual value, scratch name): int8 -> int32 on the CPU
     info: dict = field(default_factory=dict)
+    stream: object = None     # the finished stream of `kernel` (joinable with others)
 
 
 def _vector(array, blocks: int, cfg: Config) -> np.ndarray:
@@ -210,7 +212,7 @@ def _first_that_builds(cfg, name, candidates, declare):
     for knobs in candidates[:MAX_TRIES]:
         try:
             sch, args = declare(knobs)
-            return knobs, args, build(sch, cfg, args, name)
+            return (knobs, args, *build_with_stream(sch, cfg, args, name))
         except CompileError as exc:
             errors.append(f"{knobs}: {exc}")
     raise Unsupported(f"{name} must fit the accelerator with some tiling, not with any of "
@@ -263,7 +265,7 @@ def lower_batch_dense(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
 def _gemm_plan(graph: Graph, node: Node, cfg: Config, ep: Epilogue, consts: dict, built,
                macs: int, what: str) -> AccelPlan:
     """Bind a fused GEMM kernel (`built`: knobs, args, program) to the node's operands."""
-    knobs, args, kernel = built
+    knobs, args, kernel, stream = built
     weights = "const" if graph.is_constant(node.inputs[1]) else "value"   # computed: DRAM
     bindings = {args[0].name: ("value", node.inputs[0]), args[1].name: (weights, node.inputs[1]),
                 args[-1].name: ("value", node.outputs[0])}
@@ -280,7 +282,7 @@ def _gemm_plan(graph: Graph, node: Node, cfg: Config, ep: Epilogue, consts: dict
     _check_shapes(graph, kernel, bindings, named)
     info = {"macs": macs, "what": what, "knobs": str(knobs),
             "ideal_cycles": -(-macs // cfg.macs_per_cycle)}
-    return AccelPlan(kernel, bindings, named, widen, info)
+    return AccelPlan(kernel, bindings, named, widen, info, stream)
 
 
 def _check_shapes(graph, kernel, bindings, consts) -> None:

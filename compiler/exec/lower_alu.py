@@ -12,7 +12,7 @@ from vtalab.spec import Config
 
 from ..errors import CompileError
 from ..graph.ir import Graph, Node
-from ..vta import build
+from ..vta import build_with_stream
 from .alu_template import AluSpec, check_spec, eye_weights, schedule_alu, tilings
 from .lower import MAX_TRIES, AccelPlan, Unsupported
 
@@ -37,7 +37,7 @@ def lower_alu(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
     for tile, vthreads in tilings(cfg, entries, spec)[:MAX_TRIES]:
         try:
             sch, args = schedule_alu(cfg, entries, spec, tile, vthreads)
-            program = build(sch, cfg, args, node.name)
+            program, stream = build_with_stream(sch, cfg, args, node.name)
             break
         except CompileError as exc:
             errors.append(f"tile {tile} x {vthreads} threads: {exc}")
@@ -52,4 +52,4 @@ def lower_alu(graph: Graph, node: Node, cfg: Config) -> AccelPlan:
         bindings[f"eye{j}"] = ("const", f"{node.name}:eye{j}")
     info = {"macs": 0, "what": f"{node.attr('function', 'alu')} on the ALU, {entries} entries",
             "knobs": f"tile {tile} x {vthreads} threads"}
-    return AccelPlan(program, bindings, consts, None, info)
+    return AccelPlan(program, bindings, consts, None, info, stream)

@@ -29,6 +29,8 @@ from vtalab.runtime.program import Program
 from .lower import Unsupported, lower_accel
 
 FORMAT_VERSION = 1
+#: each run of consecutive accelerator layers becomes this many joined programs
+JOIN_PARTS = 2
 
 
 def _align(n: int, cfg: Config) -> int:
@@ -51,6 +53,7 @@ class Step:
     bindings: dict = field(default_factory=dict)
     widen: tuple | None = None      # (residual value, scratch name)
     info: dict = field(default_factory=dict)
+    stream: object = None           # the kernel's finished stream (joinable; not saved)
 
 
 @dataclass
@@ -116,8 +119,11 @@ def _cpu_step(graph: Graph, node: Node, reason: str) -> Step:
                 info=info)
 
 
-def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Module:
-    """Lower every node of a compiled (final) graph into a module."""
+def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
+                 join: int = JOIN_PARTS) -> Module:
+    """Lower every node of a compiled (final) graph into a module; each run of
+    consecutive accelerator steps is joined into ``join`` programs (0: one per layer;
+    compiler/exec/join.py)."""
     cfg = load_config(cfg)
     reasons = {p.node: p.reason for p in graph.meta.get("partition", ())}
     plan = graph.meta["memory_plan"]
@@ -150,7 +156,8 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
                 consts.setdefault(name, graph.constants.get(name))
         steps.append(Step(node.name, node.op, "accel", node.inputs, node.outputs,
                           reason or "accelerator", kernel=plan_.kernel,
-                          bindings=plan_.bindings, widen=plan_.widen, info=plan_.info))
+                          bindings=plan_.bindings, widen=plan_.widen, info=plan_.info,
+                          stream=plan_.stream))
     for step in steps:
         if step.target == "cpu":
             for v in step.inputs:
@@ -158,6 +165,8 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
                     consts[v] = graph.constants[v]
     for v in graph.outputs:
         types.setdefault(v, graph.types[v])
+    from .join import join_steps
+    steps = join_steps(steps, cfg, join, keep=graph.outputs)
     report = partition_report(graph) + "\n" + plan.report()
     return Module(cfg, graph.name, tuple(graph.inputs), tuple(graph.outputs), types,
                   offsets, scratch_end, consts, steps, report)
@@ -165,12 +174,13 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None) -> Mo
 
 def compile_model(model, config: Config | str | None = "default", calibration=None,
                   per_channel: bool = False, quantize: bool = True, echo=None,
-                  tuning_log=None) -> Module:
+                  tuning_log=None, join: int = JOIN_PARTS) -> Module:
     """ONNX (path, bytes or ModelProto) or a Graph -> Module, timing each phase.
 
     ``tuning_log`` (a path or TuningLog): each accelerator layer and CPU kernel uses its
     best record there; ``module.stats["tuning"]`` lists the records used and the tasks
-    without one (each reported once, as an ``UntunedWarning``)."""
+    without one (each reported once, as an ``UntunedWarning``). ``join``: how many
+    programs each run of consecutive accelerator layers becomes (0: one per layer)."""
     from ..graph import compile_graph, load_onnx
     cfg = load_config(config)
     start = time.perf_counter()
@@ -183,7 +193,7 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
     if tuning_log is not None:
         from ..tune import ApplyBest
         with ApplyBest(tuning_log) as best:
-            module = build_module(final, cfg, echo)
+            module = build_module(final, cfg, echo, join)
             module.graph = final
             _lookup_cpu_tasks(module, best)
         module.stats["tuning"] = {"log": str(best.log.path), "untuned": best.untuned,
@@ -191,7 +201,7 @@ def compile_model(model, config: Config | str | None = "default", calibration=No
                                                                  "measure", "time")}
                                            for k, r in best.used.items()}}
     else:
-        module = build_module(final, cfg, echo)
+        module = build_module(final, cfg, echo, join)
     module.graph = final
     end = time.perf_counter()
     module.stats.update(graph_seconds=mid - start, lower_seconds=end - mid,

@@ -29,6 +29,8 @@ from .profile import Profile, StepRecord
 def _step_item(module, step, get, dram_bytes: int):
     inputs, expected = {}, {}
     for param, (kind, name) in step.bindings.items():
+        if kind == "internal":
+            continue
         if kind == "const":
             inputs[param] = module.consts[name]
         elif kind == "scratch":

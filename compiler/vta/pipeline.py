@@ -43,6 +43,7 @@ from .passes.tensorize import tensorize_gemm
 from .passes.verify_tokens import verify_tokens
 from .passes.vthread import inject_vthread
 from .program import Program, program_from_stream
+from .stream import Stream
 from .verify import verify_ir
 
 PASSES = [
@@ -103,8 +104,14 @@ def lower(sch, cfg: Config, args=None, name: str = "main", dump_after=None, veri
 def build(sch, cfg: Config, args=None, name: str = "main", dump_after=None,
           options=()) -> Program:
     """Compile a schedule to the runtime's accelerator Program."""
+    return build_with_stream(sch, cfg, args, name, dump_after, options)[0]
+
+
+def build_with_stream(sch, cfg: Config, args=None, name: str = "main", dump_after=None,
+                      options=()) -> tuple[Program, Stream]:
+    """The Program and the finished stream it was made from (for ``join_streams``)."""
     stream = lower(sch, cfg, args, name, dump_after, options=options)
-    return program_from_stream(cfg, name, stream)
+    return program_from_stream(cfg, name, stream), stream
 
 
 def _names(value) -> set:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from vtalab.spec.isa import Instruction
+from vtalab.spec.isa import UOP_BYTES, Instruction, Mem
 
 
 @dataclass
@@ -24,11 +24,16 @@ class Record:
     def set_flags(self, **flags) -> None:
         self.insn = replace(self.insn, **flags)
 
-    @property
-    def dram(self) -> tuple[str | None, bool]:
-        """(DRAM buffer it moves, whether it writes it): stores write their buffer, loads
-        (on the load or compute module) read theirs; other instructions touch none."""
-        return self.reloc, self.unit == "store"
+    def dram_span(self, cfg) -> tuple | None:
+        """(DRAM buffer, first byte, last byte, whether it writes) of a load or store
+        (the bounding interval of its rows, relative to the buffer); None for others.
+        Stores write their buffer; loads, on the load or compute module, read theirs."""
+        insn = self.insn
+        if self.reloc is None or not insn.y_size or not insn.x_size:
+            return None
+        size = UOP_BYTES if insn.mem == Mem.UOP else cfg.entry_bytes(insn.mem.buffer)
+        last = insn.dram_base + (insn.y_size - 1) * insn.x_stride + insn.x_size
+        return self.reloc, insn.dram_base * size, last * size - 1, self.unit == "store"
 
 
 @dataclass
