@@ -4,14 +4,18 @@ Per instruction: pop l2c (pop_prev) and s2c (pop_next) tokens first, run, push c
 (push_prev) and c2s (push_next) last. GEMM and ALU stream one micro-op per cycle from the
 loop generator into the execution pipeline; the next instruction starts while the pipeline
 drains, and only an instruction that pushes a token (or a LOAD/FINISH) waits for it to drain.
-An entry of a uop/acc LOAD past its buffer, or a micro-op index past its buffer (found in
+A GEMM/ALU that pushes does not hold the module while the pipe drains: its pushes wait in
+a small queue, each with the count of micro-ops that must have left the write stage
+first, and go out the cycle after they have (the same cycle the drain would have pushed
+them), while the next instruction already runs. A LOAD or FINISH still drains the pipe
+and that queue first. An entry of a uop/acc LOAD past its buffer, or a micro-op index past its buffer (found in
 the exec pipe a few cycles on, hence the tag that names its instruction), is latched as the
 module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
-from amaranth.lib import data, wiring
+from amaranth.hdl import Cat, Module, Signal
+from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
@@ -26,6 +30,12 @@ from .isa_layout import isa_layouts
 from .load import mux_read_clients
 from .sram import Sram, entry_bits, read_signature, write_signature
 from .uop_loop import OFFSETS, UopLoop
+
+#: pushes of retired GEMM/ALU instructions waiting for their micro-ops to be written
+PENDING_PUSHES = 8
+#: width of the micro-op counters they compare (a wrapping difference: far more than the
+#: pipe holds)
+UOP_COUNT_BITS = 8
 
 
 class Compute(wiring.Component):
@@ -131,8 +141,30 @@ class Compute(wiring.Component):
     def _read(m, port, user):
         m.d.comb += [port.addr.eq(user.addr), port.en.eq(user.en), user.data.eq(port.data)]
 
+    def _deferred_pushes(self, m, pipe):
+        """The queue of pushes waiting for the pipe; returns (queue, its write enable)."""
+        m.submodules.pending = pending = fifo.SyncFIFO(width=UOP_COUNT_BITS + 2,
+                                                       depth=PENDING_PUSHES)
+        issued, written = Signal(UOP_COUNT_BITS), Signal(UOP_COUNT_BITS)
+        with m.If(pipe.valid & ~pipe.stall):
+            m.d.sync += issued.eq(issued + 1)
+        with m.If(pipe.gemm_done | pipe.alu_done):
+            m.d.sync += written.eq(written + 1)
+        behind = Signal(UOP_COUNT_BITS)
+        m.d.comb += [behind.eq(written - pending.r_data[:UOP_COUNT_BITS]),
+                     pending.w_data.eq(Cat(issued, self._push_flags)),
+                     pending.r_en.eq(pending.r_rdy & ~behind[-1])]
+        with m.If(pending.r_en):
+            m.d.comb += [self.push_c2l.eq(pending.r_data[UOP_COUNT_BITS]),
+                         self.push_c2s.eq(pending.r_data[UOP_COUNT_BITS + 1])]
+        return pending
+
     def _control(self, m, word, gemm, loop, pipe, uop_dma, acc_dma):
         pushes = gemm.push_prev | gemm.push_next
+        self._push_flags = Cat(gemm.push_prev, gemm.push_next)
+        pending = self._deferred_pushes(m, pipe)
+        is_loop = Signal()
+        m.d.comb += is_loop.eq(gemm.opcode.matches(*LOOP_OPCODES))
         mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type
         loop_start = Signal()
         m.d.sync += loop_start.eq(0)
@@ -165,7 +197,7 @@ class Compute(wiring.Component):
                     m.next = "RETIRE"
             with m.State("DRAIN"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(~pipe.busy):
+                with m.If(~pipe.busy & ~pending.r_rdy):
                     with m.If(gemm.opcode == Opcode.LOAD):
                         m.next = "DMA_START"
                     with m.Else():
@@ -183,7 +215,12 @@ class Compute(wiring.Component):
                     m.next = "RETIRE"
             with m.State("RETIRE"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(~pushes | ~pipe.busy):
+                with m.If(is_loop & pushes):
+                    with m.If(pending.w_rdy):
+                        m.d.comb += pending.w_en.eq(1)
+                        m.next = "IDLE"
+                with m.Else():
+                    # LOAD/FINISH: the pipe and the queue are empty (DRAIN)
                     m.d.comb += [self.push_c2l.eq(gemm.push_prev),
                                  self.push_c2s.eq(gemm.push_next)]
                     m.next = "IDLE"

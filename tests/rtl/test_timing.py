@@ -119,12 +119,13 @@ def test_a_gemm_pushes_its_token_the_drain_latency_after_its_last_micro_op(dev, 
     # the LOAD pushes in its last busy cycle; the compute module pops the token after it
     assert uop_load.run == load.end - 1 + T.TOKEN_LATENCY
     # the GEMM pops nothing: it runs from TOKENS, its first micro-op after the issue states
-    # that follow IDLE, its token push DRAIN_LATENCY after the last micro-op; the
-    # waveform test below pins that split of the GEMM's busy cycles
+    # that follow IDLE; it retires without waiting for the pipe (the compute module is free
+    # for the next instruction), and its token push follows DRAIN_LATENCY after the last
+    # micro-op; the waveform test below pins that split of the GEMM's busy cycles
     assert gemm.run == gemm.start
     last_uop = gemm.run + len(T.COMPUTE_ISSUE_STATES) - 1 + uops - 1
+    assert gemm.end == last_uop + T.LOOP_EXIT + len(T.COMPUTE_RETIRE_STATES) + 1
     push = last_uop + T.DRAIN_LATENCY
-    assert gemm.end == push + 1
     assert store.run == push + T.TOKEN_LATENCY
 
 
