@@ -215,9 +215,10 @@ class Compute(wiring.Component):
                     m.next = "RETIRE"
             with m.State("RETIRE"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(is_loop & pushes):
-                    with m.If(pending.w_rdy):
-                        m.d.comb += pending.w_en.eq(1)
+                with m.If(is_loop):
+                    # no push from here: one of the queue may go out in this very cycle
+                    with m.If(~pushes | pending.w_rdy):
+                        m.d.comb += pending.w_en.eq(pushes)
                         m.next = "IDLE"
                 with m.Else():
                     # LOAD/FINISH: the pipe and the queue are empty (DRAIN)

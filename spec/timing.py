@@ -10,12 +10,12 @@ Cycles are counted as the RTL timeline counts them (sim/timeline.py): an instruc
 a module the cycles from its IDLE state (taking it from the queue) to the next
 instruction's IDLE state, when nothing waits on tokens or on the bus.
 
-    compute GEMM/ALU without a token push   k micro-ops + compute_insn_latency()      (5)
+    compute GEMM/ALU, pushing or not        k micro-ops + compute_insn_latency()      (5)
     GEMM's last micro-op -> its token push  DRAIN_LATENCY                              (15)
     LOAD of inp/wgt (load module)           its beats + load_latency(cfg, buffer)      (14)
 
 The cycle model (compiler/tune/cost.py) charges INSN_CYCLES, DRAIN_CYCLES and
-LOAD_SETUP_CYCLES instead (4, 49, 31): those latencies plus calibration offsets (the end of
+LOAD_SETUP_CYCLES instead (4, 36, 31): those latencies plus calibration offsets (the end of
 this file), which are fitted, not hardware.
 """
 from __future__ import annotations
@@ -28,7 +28,9 @@ from dataclasses import dataclass
 COMPUTE_ISSUE_STATES = ("IDLE", "TOKENS", "START")
 #: LOOP sees the loop generator's busy drop one cycle after the last micro-op
 LOOP_EXIT = 1
-#: RETIRE (pushes): one cycle without a push; with one it waits for the exec pipe to drain
+#: RETIRE: one cycle; a GEMM/ALU's pushes go into a queue there and out once its micro-ops
+#: have left the write stage, while the next instruction runs (before session 15 RETIRE
+#: waited for the drain: DRAIN_LATENCY - LOOP_EXIT - 1 = 13 cycles more per pushing GEMM)
 COMPUTE_RETIRE_STATES = ("RETIRE",)
 
 # ---- exec pipe (hw/exec_pipe.py uses these) --------------------------------------------------
@@ -81,8 +83,8 @@ def drain_latency() -> int:
     """Cycles from the loop generator's last micro-op of a GEMM to its token push (15).
 
     The micro-op emitted in cycle t reaches stage 2 at t + len(EXEC_FRONT) + 1 and the write
-    stage at t + len(EXEC_FRONT) + WRITE_STAGE - 1; the pipe's busy covers the write stage,
-    so RETIRE pushes the cycle after it."""
+    stage at t + len(EXEC_FRONT) + WRITE_STAGE - 1; the push waiting in the compute
+    module's queue goes out the cycle after it (hw/compute.py ``_deferred_pushes``)."""
     return len(EXEC_FRONT) + WRITE_STAGE
 
 
@@ -126,11 +128,13 @@ LOAD_LATENCY = _wide_load_latency()
 # more ways than "serial" or "max"). Kept here, beside the latencies they are added to, so
 # that a retiming moves the model with the hardware; a refit changes only the offsets.
 INSN_FIT = -1          # the model charges 4 per compute instruction, the RTL spends 5
-DRAIN_FIT = 34
+#: 34 when a pushing GEMM still held the compute module for its drain; the cycles it held
+#: then (its drain less LOOP's exit and RETIRE) no longer count
+DRAIN_FIT = 34 - (DRAIN_LATENCY - LOOP_EXIT - len(COMPUTE_RETIRE_STATES))
 LOAD_SETUP_FIT = 17
 
 INSN_CYCLES = COMPUTE_INSN_LATENCY + INSN_FIT            # 4
-DRAIN_CYCLES = DRAIN_LATENCY + DRAIN_FIT                 # 49
+DRAIN_CYCLES = DRAIN_LATENCY + DRAIN_FIT                 # 36
 LOAD_SETUP_CYCLES = LOAD_LATENCY + LOAD_SETUP_FIT        # 31
 
 

@@ -18,13 +18,15 @@ def join_steps(steps: list, cfg, parts: int, keep=()) -> list:
     (``parts=0``: unchanged); ``keep``: values read after the last step."""
     if parts < 1:
         return list(steps)
+    position = {id(s): k for k, s in enumerate(steps)}
     out, run = [], []
-    for k, step in enumerate(steps + [None]):
+    for step in steps + [None]:
         if step is not None and _joinable(step):
             run.append(step)
             continue
-        read_later = {v for s in steps[k:] for v in s.inputs} | set(keep)
         for group in _split(run, parts):
+            after = steps[position[id(group[-1])] + 1:]
+            read_later = {v for s in after for v in s.inputs} | set(keep)
             out.append(group[0] if len(group) == 1 else joined_step(group, cfg, read_later))
         run = []
         if step is not None:

@@ -195,3 +195,28 @@ def test_the_exec_pipe_writes_and_pushes_at_its_stage_count(tmp_path):
     assert emitted == list(range(emitted[0], emitted[0] + uops))     # one per cycle
     assert written == [c + len(T.EXEC_FRONT) + T.WRITE_STAGE - 1 for c in emitted]
     assert pushed[0] - emitted[-1] == T.DRAIN_LATENCY
+
+
+@pytest.mark.parametrize("uops", range(1, 12))
+def test_a_queued_push_survives_a_silent_instruction_retiring_in_its_cycle(dev, uops):
+    """A pushing GEMM's token waits in the compute module's queue while the next GEMM (no
+    push, as long) runs; for one of these lengths that GEMM retires in the cycle the token
+    goes out. A lost token deadlocks the store that pops it."""
+    out = dev.alloc(4096)
+    builder = ProgramBuilder(dev)
+    for u in range(uops):
+        builder.uop_push(u, u, 0, mode="gemm", reset=True)
+    kernel, builder.recorder = builder.recorder.finish(), None
+    builder.push_gemm(kernel)
+    builder.dep_push("compute", "store")
+    builder.push_gemm(kernel)
+    builder.dep_pop("compute", "store")
+    builder.store_2d(0, out, 0, 1)
+    builder.finish().run(dev)
+    gemms = [e for e in dev.last_timeline.events if e.label == "GEMM"]
+    store = next(e for e in dev.last_timeline.events if e.label == "STORE OUT")
+    # the first GEMM did not hold the module; its token reached the store on time
+    assert gemms[1].start - gemms[0].start == uops + T.COMPUTE_INSN_LATENCY
+    last_uop = gemms[0].run + len(T.COMPUTE_ISSUE_STATES) - 1 + uops - 1
+    assert store.run == last_uop + T.DRAIN_LATENCY + T.TOKEN_LATENCY
+    out.free()
