@@ -46,7 +46,8 @@ def _cmd_compile(args) -> int:
     from vtalab.model_cli import compile_file
     compile_file(args.model, args.output, args.config, args.calibrate,
                  per_channel=args.per_channel, quantize=not args.float,
-                 tuning_log=args.tuning_log, input_shape=args.input_shape, opset=args.opset)
+                 tuning_log=args.tuning_log, input_shape=args.input_shape, opset=args.opset,
+                 join=args.join)
     return 0
 
 
@@ -114,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="no quantisation: everything on the CPU fallback in float32")
     comp.add_argument("--tuning-log", metavar="LOG",
                       help="use the best record per task from this tuning log")
+    comp.add_argument("--join", type=int, metavar="N",
+                      help="programs each run of consecutive accelerator layers becomes "
+                           "(default: compiler/exec/module.py JOIN_PARTS; 0: one per layer)")
     comp.add_argument("--input-shape", metavar="N,C,H,W",
                       help="a PyTorch model's input shape (its example input for export)")
     comp.add_argument("--opset", type=int, default=17,

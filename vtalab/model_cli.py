@@ -80,13 +80,14 @@ def load_model(model_path, input_shape=None, opset: int = 17):
 
 def compile_onnx(model_path, config="default", calibrate=None, per_channel=False,
                  quantize=True, echo=print, tuning_log=None, input_shape=None,
-                 opset: int = 17) -> Module:
+                 opset: int = 17, join: int | None = None) -> Module:
     start = time.perf_counter()
     graph = load_model(model_path, input_shape, opset)
     calibration = calibration_for(graph, calibrate, echo) if quantize else None
     echo(f"compiling {graph.name} ({len(graph.nodes)} nodes) for {config}")
     module = compile_model(graph, config, calibration=calibration, per_channel=per_channel,
-                           quantize=quantize, echo=echo, tuning_log=tuning_log)
+                           quantize=quantize, echo=echo, tuning_log=tuning_log,
+                           **({} if join is None else {"join": join}))
     if tuning_log is not None:
         t = module.stats["tuning"]
         echo(f"tuning log {t['log']}: {len(t['used'])} tasks tuned, {len(t['untuned'])} "
@@ -109,9 +110,9 @@ def compile_table(module: Module) -> str:
 
 def compile_file(model_path, output, config="default", calibrate=None, per_channel=False,
                  quantize=True, echo=print, tuning_log=None, input_shape=None,
-                 opset: int = 17) -> Module:
+                 opset: int = 17, join: int | None = None) -> Module:
     module = compile_onnx(model_path, config, calibrate, per_channel, quantize, echo,
-                          tuning_log, input_shape, opset)
+                          tuning_log, input_shape, opset, join)
     path = save_module(module, output)
     echo(module.report)
     echo(compile_table(module))

@@ -88,6 +88,12 @@ class Module:
         from .runner import run_module
         return run_module(self, feeds, device, backend, progress, keep)
 
+    def accel_layers(self) -> list[dict]:
+        """Every layer on the accelerator, a joined step's one by one: name, op and the
+        lowering's info (macs, knobs, ...)."""
+        return [layer for s in self.steps if s.target == "accel"
+                for layer in s.info.get("members", [{"name": s.name, "op": s.op, **s.info}])]
+
     def summary(self) -> str:
         accel = [s for s in self.steps if s.target == "accel"]
         macs = sum(s.info.get("macs", 0) for s in self.steps)
@@ -166,7 +172,8 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
     for v in graph.outputs:
         types.setdefault(v, graph.types[v])
     from .join import join_steps
-    steps = join_steps(steps, cfg, join, keep=graph.outputs)
+    steps = join_steps(steps, cfg, join, keep=graph.outputs,
+                       shapes={v: tuple(t.shape) for v, t in types.items()})
     report = partition_report(graph) + "\n" + plan.report()
     return Module(cfg, graph.name, tuple(graph.inputs), tuple(graph.outputs), types,
                   offsets, scratch_end, consts, steps, report)

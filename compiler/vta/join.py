@@ -31,8 +31,9 @@ from .stream import Record, Stream
 _NO_FLAGS = dict(pop_prev=False, pop_next=False, push_prev=False, push_next=False)
 
 
-def join_streams(cfg: Config, parts, name: str) -> Program:
-    """One Program running ``parts`` ((stream, names) pairs) in order."""
+def join_streams(cfg: Config, parts, name: str, shapes=None) -> Program:
+    """One Program running ``parts`` ((stream, names) pairs) in order; ``shapes``: the
+    shape a buffer takes where parts view it differently (same bytes and dtype)."""
     records, uops, buffers, outputs = [], [], {}, []
     together = _uops_fit(cfg, [stream for stream, _ in parts])
     for stream, names in parts:
@@ -42,7 +43,7 @@ def join_streams(cfg: Config, parts, name: str) -> Program:
         uops.append(np.asarray(stream.uop_words, np.uint32))
         for b in stream.params:
             _add_buffer(buffers, BufferSpec(names[b.name], tuple(b.shape),
-                                            str(np.dtype(b.dtype.numpy))))
+                                            str(np.dtype(b.dtype.numpy))), shapes or {})
         outputs.extend(names[b.name] for b in stream.outputs)
     joined = Stream(records, np.concatenate(uops) if uops else np.zeros(0, np.uint32))
     if together:
@@ -94,8 +95,11 @@ def _shifted(buffer: str, ranges: tuple, shift: int) -> tuple:
                  for b, lo, hi in ranges)
 
 
-def _add_buffer(buffers: dict, spec: BufferSpec) -> None:
+def _add_buffer(buffers: dict, spec: BufferSpec, shapes: dict) -> None:
     have = buffers.setdefault(spec.name, spec)
-    if have != spec:
-        raise CompileError(f"buffer {spec.name} of joined programs must have one shape and "
+    if have == spec:
+        return
+    if have.dtype != spec.dtype or have.nbytes != spec.nbytes or spec.name not in shapes:
+        raise CompileError(f"buffer {spec.name} of joined programs must have one size and "
                            f"dtype, not {have.shape} {have.dtype} and {spec.shape} {spec.dtype}")
+    buffers[spec.name] = BufferSpec(spec.name, tuple(shapes[spec.name]), spec.dtype)

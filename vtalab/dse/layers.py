@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from types import SimpleNamespace
 
 from vtalab.compiler.topi import Conv2dKnobs, DenseKnobs
 
@@ -28,7 +29,13 @@ def parse_knobs(text: str):
 
 
 def predicted_cycles(module, step) -> int | None:
-    """The cycle model's cycles for one accelerator step of ``module``."""
+    """The cycle model's cycles for one accelerator step of ``module`` (a joined step:
+    the sum of its layers', the model knowing nothing of what joining saves)."""
+    members = step.info.get("members")
+    if members:
+        parts = [predicted_cycles(module, SimpleNamespace(name=m["name"], info=m))
+                 for m in members]
+        return None if None in parts else sum(parts)
     from vtalab.compiler.exec.lower import conv_shape, epilogue_cost, epilogue_of
     from vtalab.compiler.tune.cost import conv2d_cycles
     graph, cfg = module.graph, module.cfg

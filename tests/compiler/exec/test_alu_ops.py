@@ -49,10 +49,10 @@ def _alu_steps(module):
 @pytest.mark.parametrize("config", ["default", "tiny"])
 def test_elementwise_ops_run_on_the_alu_bit_exact(config):
     module = compile_model(alu_model(), config, calibration=samples(SHAPE, 6, 3))
-    ops = {s.op for s in module.steps if s.target == "accel"}
-    assert "accel_alu" in ops
-    functions = {s.info.get("what", "").split(" on the ALU")[0]
-                 for s in module.steps if s.op == "accel_alu" and s.target == "accel"}
+    layers = module.accel_layers()
+    assert "accel_alu" in {lay["op"] for lay in layers}
+    functions = {lay.get("what", "").split(" on the ALU")[0]
+                 for lay in layers if lay["op"] == "accel_alu"}
     assert {"max", "min", "sub", "abs", "neg", "leaky_relu", "mul"} <= functions
     for seed in (12, 13):
         x = samples(SHAPE, 1, seed)[0] * 2
@@ -69,7 +69,8 @@ def test_a_slope_that_is_not_a_power_of_two_is_a_table_on_the_cpu():
 
 def test_alu_steps_on_the_rtl_equal_the_functional_simulator():
     require_rtl()
-    module = compile_model(alu_model(), "tiny", calibration=samples(SHAPE, 6, 3))
+    # one program per layer: each ALU step's output is kept (a joined step's are internal)
+    module = compile_model(alu_model(), "tiny", calibration=samples(SHAPE, 6, 3), join=0)
     x = samples(SHAPE, 1, 14)[0] * 2
     want, _ = module.run(x, keep=True)
     got, profile = module.run(x, backend="rtl", keep=True)

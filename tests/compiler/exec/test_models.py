@@ -23,10 +23,12 @@ def _check_int8(module, shape, seed=7):
 def test_resnet18_bit_exact_on_fsim(resnet_module):
     got, want, profile = _check_int8(resnet_module, IMAGE)
     assert np.array_equal(got, want)
-    convs = [s for s in resnet_module.steps if s.op == "accel_conv2d"]
-    assert len(convs) == 20 and all(s.target == "accel" for s in convs)
+    layers = resnet_module.accel_layers()
+    assert len(layers) == 21 and sum(lay["op"] == "accel_conv2d" for lay in layers) == 20
+    assert all(s.op != "accel_conv2d" for s in resnet_module.steps if s.target == "cpu")
     totals = profile.totals()
-    assert totals["accel_steps"] == 21 and totals["accel_macs"] > 0
+    assert totals["accel_steps"] == sum(s.target == "accel" for s in resnet_module.steps)
+    assert totals["accel_macs"] == sum(lay["macs"] for lay in layers) > 0
     # the model's MACs on the accelerator: the residuals' identity GEMMs are array work on
     # top (counted apart), so the offloaded share can never exceed the model
     assert totals["accel_macs"] <= totals["macs"] < totals["array_macs"]
@@ -47,7 +49,7 @@ def test_mlp_int8_matches_and_softmax_within_rounding(mlp_model):
     module = compile_model(mlp_model, "default", calibration=samples((1, 64)))
     got, want, _ = _check_int8(module, (1, 64))
     assert np.abs(got - want).max() <= 1e-6
-    assert sum(s.op == "accel_dense" and s.target == "accel" for s in module.steps) == 3
+    assert sum(lay["op"] == "accel_dense" for lay in module.accel_layers()) == 3
 
 
 def test_qdq_model_bit_exact(qdq_model):
@@ -78,7 +80,7 @@ def test_resnet18_on_block8_without_code_changes(resnet_model):
     assert module.cfg.block_in == 8
     got, want, _ = _check_int8(module, IMAGE, seed=3)
     assert np.array_equal(got, want)
-    assert sum(s.target == "accel" for s in module.steps) == 21
+    assert len(module.accel_layers()) == 21
 
 
 def test_partition_report_names_every_node(resnet_module, mobilenet_model):

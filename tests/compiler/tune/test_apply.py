@@ -55,7 +55,7 @@ def test_compile_uses_the_best_record_and_warns_once_per_untuned_task(resnet_mod
     assert stats["used"][cpu.key]["knobs"] == cpu_point
     assert conv.key not in stats["untuned"] and len(stats["untuned"]) == len(tasks) - 2
     knobs = str(CONV2D.knobs(conv, best))
-    assert any(s.info.get("knobs") == knobs for s in module.steps if s.target == "accel")
+    assert any(lay.get("knobs") == knobs for lay in module.accel_layers())
 
     plain = compile_model(resnet_model, "default", calibration=calib)
     x = samples((1, 3, SIZE, SIZE), 1, seed=9)[0]
