@@ -48,6 +48,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--jobs", type=int, default=2,
                         help="also run the accelerator steps on this many RTL processes "
                         "(checked step by step against fsim; 1: skip)")
+    parser.add_argument("--join", type=int, default=None,
+                        help="programs per run of accelerator layers (default: the "
+                        "compiler's; 0: one per layer)")
     parser.add_argument("--json", help="also write the JSON here")
     args = parser.parse_args(argv)
     from vtalab.compiler.exec import compile_model
@@ -60,7 +63,8 @@ def main(argv=None) -> dict:
     model = resnet18(args.input_size)
     t0, c0 = time.perf_counter(), time.process_time()
     module = compile_model(model, args.config, calibration=random_samples(shape, 4),
-                           tuning_log=args.tuning_log)
+                           tuning_log=args.tuning_log,
+                           **({} if args.join is None else {"join": args.join}))
     compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     cfg = module.cfg
     x = random_samples(shape, 1, seed=100)[0]

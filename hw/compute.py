@@ -3,14 +3,13 @@
 Per instruction: pop l2c (pop_prev) and s2c (pop_next) tokens first, run, push c2l
 (push_prev) and c2s (push_next) last. GEMM and ALU stream one micro-op per cycle from the
 loop generator into the execution pipeline; the next instruction starts while the pipeline
-drains, and only an instruction that pushes a token (or a LOAD/FINISH) waits for it to drain.
-A GEMM/ALU that pushes does not hold the module while the pipe drains: its pushes wait in
-a small queue, each with the count of micro-ops that must have left the write stage
-first, and go out the cycle after they have (the same cycle the drain would have pushed
-them), while the next instruction already runs. A LOAD or FINISH still drains the pipe
-and that queue first. An entry of a uop/acc LOAD past its buffer, or a micro-op index past its buffer (found in
-the exec pipe a few cycles on, hence the tag that names its instruction), is latched as the
-module's error (hw/error_latch.py).
+drains. A GEMM/ALU that pushes does not hold the module for the drain either: its pushes
+wait in a small queue, each with the count of micro-ops that must have left the write
+stage first, and go out the cycle after they have (the cycle the drain would have pushed
+them in), while the next instruction already runs. A LOAD or FINISH drains the pipe and
+that queue first. An entry of a uop/acc LOAD past its buffer, or a micro-op index past its
+buffer (found in the exec pipe a few cycles on, hence the tag that names its instruction),
+is latched as the module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 

@@ -31,7 +31,8 @@ def join_steps(steps: list, cfg, parts: int, keep=(), shapes=None) -> list:
         for group in _split(run, parts):
             after = steps[position[id(group[-1])] + 1:]
             read_later = {v for s in after for v in s.inputs} | set(keep)
-            out.append(group[0] if len(group) == 1 else joined_step(group, cfg, read_later, shapes))
+            out.append(group[0] if len(group) == 1
+                       else joined_step(group, cfg, read_later, shapes))
         run = []
         if step is not None:
             out.append(step)
