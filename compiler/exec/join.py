@@ -14,10 +14,12 @@ from ..vta import join_streams
 from .module import Step
 
 
-def join_steps(steps: list, cfg, parts: int, keep=(), shapes=None) -> list:
+def join_steps(steps: list, cfg, parts: int, keep=(), shapes=None, offsets=None) -> list:
     """``steps`` with each run of joinable accelerator steps joined into ``parts`` steps
     (``parts=0``: unchanged); ``keep``: values read after the last step; ``shapes``: the
-    module's shape of a value that layers view differently (an ALU layer's flat entries)."""
+    module's shape of a value that layers view differently (an ALU layer's flat entries);
+    ``offsets``: each value's byte offset in the arena (the memory plan reuses ranges:
+    the token passes then order and check accesses to the same bytes by any value)."""
     if isinstance(parts, bool) or not isinstance(parts, int) or parts < 0:
         raise CompileError(f"join must be a whole number of programs >= 0, not {parts!r}")
     if parts == 0:
@@ -32,7 +34,7 @@ def join_steps(steps: list, cfg, parts: int, keep=(), shapes=None) -> list:
             after = steps[position[id(group[-1])] + 1:]
             read_later = {v for s in after for v in s.inputs} | set(keep)
             out.append(group[0] if len(group) == 1
-                       else joined_step(group, cfg, read_later, shapes))
+                       else joined_step(group, cfg, read_later, shapes, offsets))
         run = []
         if step is not None:
             out.append(step)
@@ -63,7 +65,7 @@ def _macs(step: Step) -> int:
     return step.info.get("macs", 0)
 
 
-def joined_step(group: list, cfg, read_later, shapes=None) -> Step:
+def joined_step(group: list, cfg, read_later, shapes=None, offsets=None) -> Step:
     """One step running ``group``. A value its layers both make and read, and no later
     step reads (``read_later`` holds those that are), is ``internal``: in the arena
     while the program runs (the memory plan may reuse its range within it), neither an
@@ -79,8 +81,10 @@ def joined_step(group: list, cfg, read_later, shapes=None) -> Step:
         for kind, bound in s.bindings.values():
             internal = kind == "value" and bound in produced and bound not in outputs
             bindings[bound] = ("internal" if internal else kind, bound)
+    arena = {bound: ("arena", offsets[bound]) for bound in bindings
+             if offsets and bound in offsets}
     kernel = join_streams(cfg, [(s.stream, {p: bound for p, (_, bound) in s.bindings.items()})
-                                for s in group], name, shapes)
+                                for s in group], name, shapes, arena)
     members = [{"name": s.name, "op": s.op, **s.info} for s in group]
     info = {"macs": sum(_macs(s) for s in group),
             "ideal_cycles": sum(s.info.get("ideal_cycles", 0) for s in group),

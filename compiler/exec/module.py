@@ -173,7 +173,7 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
         types.setdefault(v, graph.types[v])
     from .join import join_steps
     steps = join_steps(steps, cfg, join, keep=graph.outputs,
-                       shapes={v: tuple(t.shape) for v, t in types.items()})
+                       shapes={v: tuple(t.shape) for v, t in types.items()}, offsets=offsets)
     report = partition_report(graph) + "\n" + plan.report()
     return Module(cfg, graph.name, tuple(graph.inputs), tuple(graph.outputs), types,
                   offsets, scratch_end, consts, steps, report)

@@ -31,9 +31,12 @@ from .stream import Record, Stream
 _NO_FLAGS = dict(pop_prev=False, pop_next=False, push_prev=False, push_next=False)
 
 
-def join_streams(cfg: Config, parts, name: str, shapes=None) -> Program:
+def join_streams(cfg: Config, parts, name: str, shapes=None, bases=None) -> Program:
     """One Program running ``parts`` ((stream, names) pairs) in order; ``shapes``: the
-    shape a buffer takes where parts view it differently (same bytes and dtype)."""
+    shape a buffer takes where parts view it differently (same bytes and dtype);
+    ``bases``: buffers that share a DRAM region (name -> (region, byte offset): the
+    module's arena, whose ranges the memory plan reuses), so that the token passes order
+    and check the accesses of different buffers to the same bytes too."""
     records, uops, buffers, outputs = [], [], {}, []
     together = _uops_fit(cfg, [stream for stream, _ in parts])
     for stream, names in parts:
@@ -45,7 +48,8 @@ def join_streams(cfg: Config, parts, name: str, shapes=None) -> Program:
             _add_buffer(buffers, BufferSpec(names[b.name], tuple(b.shape),
                                             str(np.dtype(b.dtype.numpy))), shapes or {})
         outputs.extend(names[b.name] for b in stream.outputs)
-    joined = Stream(records, np.concatenate(uops) if uops else np.zeros(0, np.uint32))
+    joined = Stream(records, np.concatenate(uops) if uops else np.zeros(0, np.uint32),
+                    dram_bases=dict(bases or {}))
     if together:
         prefetch_uops(joined, cfg)
     verify_tokens(insert_deps(joined, cfg), cfg)

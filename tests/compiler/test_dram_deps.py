@@ -81,3 +81,24 @@ def test_the_verifier_rejects_an_unordered_store_and_load_of_one_buffer():
     with pytest.raises(VerifyError, match=r"instruction 1 \(load\) must be ordered after "
                                           r"conflicting instruction 0 \(store\)"):
         verify_tokens(stream, CFG)
+
+
+def test_buffers_placed_in_one_region_conflict_on_shared_bytes():
+    """A joined program's values share the arena, whose ranges the memory plan reuses:
+    with their places given, a load of another value in the bytes a store wrote waits."""
+    store, load = _store(), _load()
+    load.reloc = "y"
+    apart = insert_deps(Stream([store, load]), CFG).records
+    assert [r.unit for r in apart] == ["store", "load", "compute"]
+    store, load = _store(), _load()
+    load.reloc = "y"
+    stream = Stream([store, load], dram_bases={"x": ("arena", 256), "y": ("arena", 256)})
+    shared = insert_deps(stream, CFG).records
+    assert [r.unit for r in shared] == ["store", "compute", "load", "compute"]
+    verify_tokens(stream, CFG)
+    racy = Stream([_store(), _load(base=0), Record(FinishInsn(), "compute")],
+                  dram_bases={"x": ("arena", 0)})
+    racy.records[1].reloc = "y"
+    racy.dram_bases["y"] = ("arena", 0)
+    with pytest.raises(VerifyError, match="must be ordered after"):
+        verify_tokens(racy, CFG)

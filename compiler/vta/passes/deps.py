@@ -43,8 +43,8 @@ _CROSS = {"inp": ("load", "compute"), "wgt": ("load", "compute"), "out": ("compu
 class _Tokens:
     """The stream being rebuilt, with what is not yet ordered across modules."""
 
-    def __init__(self, cfg: Config):
-        self.cfg = cfg
+    def __init__(self, cfg: Config, bases: dict):
+        self.cfg, self.bases = cfg, bases
         self.out: list = []
         self.pending: dict = {unit: [] for unit in ("load", "compute", "store")}
         self.last: dict = {}
@@ -56,7 +56,7 @@ class _Tokens:
     def unordered_store(self, rec: Record) -> int | None:
         """Index of the latest store overlapping the DRAM bytes ``rec`` loads that is not
         yet ordered before ``rec``."""
-        span = rec.dram_span(self.cfg)
+        span = rec.dram_span(self.cfg, self.bases)
         if span is None or span[3]:
             return None
         buf, lo, hi, _ = span
@@ -95,7 +95,7 @@ class _Tokens:
                 if buf in _CROSS:
                     self.pending[rec.unit].append((i, _peer(rec.unit, buf), buf, lo, hi,
                                                    kind == "w"))
-        span = rec.dram_span(self.cfg)
+        span = rec.dram_span(self.cfg, self.bases)
         if span is not None and span[3]:
             self.stores.append((i, *span[:3]))
             self.seen["store"] = i
@@ -121,7 +121,7 @@ def insert_deps(stream: Stream, cfg: Config) -> Stream:
     recs = stream.records
     if not recs or not isinstance(recs[-1].insn, FinishInsn):
         recs.append(Record(FinishInsn(), "compute"))
-    tokens = _Tokens(cfg)
+    tokens = _Tokens(cfg, stream.dram_bases)
     for rec in recs:
         store = tokens.unordered_store(rec)
         if store is None:

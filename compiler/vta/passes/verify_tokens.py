@@ -59,7 +59,7 @@ def verify_tokens(stream: Stream, cfg: Config) -> Stream:
     left = {q: len(v) for q, v in queues.items() if v}
     if left:
         raise VerifyError(f"tokens must all be consumed by FINISH, not left in {left}")
-    _check_races(recs, hb, cfg)
+    _check_races(recs, hb, cfg, stream.dram_bases)
     return stream
 
 
@@ -74,7 +74,7 @@ def _actions(unit, rec, index):
     return pops, pushes
 
 
-def _check_races(recs, hb, cfg) -> None:
+def _check_races(recs, hb, cfg, bases) -> None:
     by_unit = {u: [] for u in UNITS}
     for i, rec in enumerate(recs):
         for other in UNITS:
@@ -84,15 +84,15 @@ def _check_races(recs, hb, cfg) -> None:
             for j in reversed(by_unit[other]):
                 if j <= covered:
                     break
-                if _conflict(rec, recs[j], cfg):
+                if _conflict(rec, recs[j], cfg, bases):
                     raise VerifyError(f"instruction {i} ({rec.unit}) must be ordered after "
                                       f"conflicting instruction {j} ({other}) by tokens, "
                                       f"but nothing orders them")
         by_unit[rec.unit].append(i)
 
 
-def _conflict(a, b, cfg) -> bool:
-    sa, sb = a.dram_span(cfg), b.dram_span(cfg)
+def _conflict(a, b, cfg, bases) -> bool:
+    sa, sb = a.dram_span(cfg, bases), b.dram_span(cfg, bases)
     if sa and sb and sa[0] == sb[0] and (sa[3] or sb[3]) and sa[1] <= sb[2] and sb[1] <= sa[2]:
         return True
     for wbuf, wlo, whi in a.writes:
