@@ -63,8 +63,7 @@ def main(argv=None) -> dict:
     model = resnet18(args.input_size)
     t0, c0 = time.perf_counter(), time.process_time()
     module = compile_model(model, args.config, calibration=random_samples(shape, 4),
-                           tuning_log=args.tuning_log,
-                           **({} if args.join is None else {"join": args.join}))
+                           tuning_log=args.tuning_log, join=args.join)
     compile_s, compile_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     cfg = module.cfg
     x = random_samples(shape, 1, seed=100)[0]

@@ -13,7 +13,7 @@ is latched as the module's error (hw/error_latch.py).
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Module, Signal
 from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -140,28 +140,29 @@ class Compute(wiring.Component):
     def _read(m, port, user):
         m.d.comb += [port.addr.eq(user.addr), port.en.eq(user.en), user.data.eq(port.data)]
 
-    def _deferred_pushes(self, m, pipe):
-        """The queue of pushes waiting for the pipe; returns (queue, its write enable)."""
-        m.submodules.pending = pending = fifo.SyncFIFO(width=UOP_COUNT_BITS + 2,
-                                                       depth=PENDING_PUSHES)
+    def _deferred_pushes(self, m, pipe, gemm):
+        """The queue of pushes waiting for the pipe; a retiring instruction's entry is
+        the micro-op count it waits for and its push flags."""
+        entry = data.StructLayout({"target": UOP_COUNT_BITS, "push_prev": 1, "push_next": 1})
+        m.submodules.pending = pending = fifo.SyncFIFO(width=entry.size, depth=PENDING_PUSHES)
+        head, new = data.View(entry, pending.r_data), data.View(entry, pending.w_data)
         issued, written = Signal(UOP_COUNT_BITS), Signal(UOP_COUNT_BITS)
         with m.If(pipe.valid & ~pipe.stall):
             m.d.sync += issued.eq(issued + 1)
         with m.If(pipe.gemm_done | pipe.alu_done):
             m.d.sync += written.eq(written + 1)
         behind = Signal(UOP_COUNT_BITS)
-        m.d.comb += [behind.eq(written - pending.r_data[:UOP_COUNT_BITS]),
-                     pending.w_data.eq(Cat(issued, self._push_flags)),
+        m.d.comb += [behind.eq(written - head.target),
+                     new.target.eq(issued), new.push_prev.eq(gemm.push_prev),
+                     new.push_next.eq(gemm.push_next),
                      pending.r_en.eq(pending.r_rdy & ~behind[-1])]
         with m.If(pending.r_en):
-            m.d.comb += [self.push_c2l.eq(pending.r_data[UOP_COUNT_BITS]),
-                         self.push_c2s.eq(pending.r_data[UOP_COUNT_BITS + 1])]
+            m.d.comb += [self.push_c2l.eq(head.push_prev), self.push_c2s.eq(head.push_next)]
         return pending
 
     def _control(self, m, word, gemm, loop, pipe, uop_dma, acc_dma):
         pushes = gemm.push_prev | gemm.push_next
-        self._push_flags = Cat(gemm.push_prev, gemm.push_next)
-        pending = self._deferred_pushes(m, pipe)
+        pending = self._deferred_pushes(m, pipe, gemm)
         is_loop = Signal()
         m.d.comb += is_loop.eq(gemm.opcode.matches(*LOOP_OPCODES))
         mem_type = data.View(isa_layouts(self.cfg).mem, word).memory_type

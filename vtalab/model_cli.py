@@ -86,8 +86,7 @@ def compile_onnx(model_path, config="default", calibrate=None, per_channel=False
     calibration = calibration_for(graph, calibrate, echo) if quantize else None
     echo(f"compiling {graph.name} ({len(graph.nodes)} nodes) for {config}")
     module = compile_model(graph, config, calibration=calibration, per_channel=per_channel,
-                           quantize=quantize, echo=echo, tuning_log=tuning_log,
-                           **({} if join is None else {"join": join}))
+                           quantize=quantize, echo=echo, tuning_log=tuning_log, join=join)
     if tuning_log is not None:
         t = module.stats["tuning"]
         echo(f"tuning log {t['log']}: {len(t['used'])} tasks tuned, {len(t['untuned'])} "

@@ -24,15 +24,15 @@ def join_steps(steps: list, cfg, parts: int, keep=(), shapes=None, offsets=None)
         raise CompileError(f"join must be a whole number of programs >= 0, not {parts!r}")
     if parts == 0:
         return list(steps)
-    position = {id(s): k for k, s in enumerate(steps)}
     out, run = [], []
-    for step in steps + [None]:
+    for k, step in enumerate(steps + [None]):
         if step is not None and _joinable(step):
             run.append(step)
             continue
+        end = k - len(run)                         # where the run starts, then each group
         for group in _split(run, parts):
-            after = steps[position[id(group[-1])] + 1:]
-            read_later = {v for s in after for v in s.inputs} | set(keep)
+            end += len(group)
+            read_later = {v for s in steps[end:] for v in s.inputs} | set(keep)
             out.append(group[0] if len(group) == 1
                        else joined_step(group, cfg, read_later, shapes, offsets))
         run = []

@@ -126,10 +126,10 @@ def _cpu_step(graph: Graph, node: Node, reason: str) -> Step:
 
 
 def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
-                 join: int = JOIN_PARTS) -> Module:
+                 join: int | None = None) -> Module:
     """Lower every node of a compiled (final) graph into a module; each run of
-    consecutive accelerator steps is joined into ``join`` programs (0: one per layer;
-    compiler/exec/join.py)."""
+    consecutive accelerator steps is joined into ``join`` programs (None: JOIN_PARTS;
+    0: one per layer; compiler/exec/join.py)."""
     cfg = load_config(cfg)
     reasons = {p.node: p.reason for p in graph.meta.get("partition", ())}
     plan = graph.meta["memory_plan"]
@@ -172,7 +172,8 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
     for v in graph.outputs:
         types.setdefault(v, graph.types[v])
     from .join import join_steps
-    steps = join_steps(steps, cfg, join, keep=graph.outputs,
+    steps = join_steps(steps, cfg, JOIN_PARTS if join is None else join,
+                       keep=graph.outputs,
                        shapes={v: tuple(t.shape) for v, t in types.items()}, offsets=offsets)
     report = partition_report(graph) + "\n" + plan.report()
     return Module(cfg, graph.name, tuple(graph.inputs), tuple(graph.outputs), types,
@@ -181,13 +182,14 @@ def build_module(graph: Graph, cfg: Config | str | None = None, echo=None,
 
 def compile_model(model, config: Config | str | None = "default", calibration=None,
                   per_channel: bool = False, quantize: bool = True, echo=None,
-                  tuning_log=None, join: int = JOIN_PARTS) -> Module:
+                  tuning_log=None, join: int | None = None) -> Module:
     """ONNX (path, bytes or ModelProto) or a Graph -> Module, timing each phase.
 
     ``tuning_log`` (a path or TuningLog): each accelerator layer and CPU kernel uses its
     best record there; ``module.stats["tuning"]`` lists the records used and the tasks
     without one (each reported once, as an ``UntunedWarning``). ``join``: how many
-    programs each run of consecutive accelerator layers becomes (0: one per layer)."""
+    programs each run of consecutive accelerator layers becomes (None: JOIN_PARTS; 0:
+    one per layer)."""
     from ..graph import compile_graph, load_onnx
     cfg = load_config(config)
     start = time.perf_counter()

@@ -20,12 +20,13 @@ import numpy as np
 
 from vtalab.runtime.program import UOP_SYMBOL, BufferSpec, Program
 from vtalab.spec import Config
-from vtalab.spec.isa import FinishInsn, Mem, MemInsn
+from vtalab.spec.isa import AluInsn, FinishInsn, GemmInsn, Mem, MemInsn
 
 from ..errors import CompileError
 from .passes.deps import insert_deps
 from .passes.uop_prefetch import prefetch_uops
 from .passes.verify_tokens import verify_tokens
+from .program import buffer_spec, program_from_stream
 from .stream import Record, Stream
 
 _NO_FLAGS = dict(pop_prev=False, pop_next=False, push_prev=False, push_next=False)
@@ -37,7 +38,7 @@ def join_streams(cfg: Config, parts, name: str, shapes=None, bases=None) -> Prog
     ``bases``: buffers that share a DRAM region (name -> (region, byte offset): the
     module's arena, whose ranges the memory plan reuses), so that the token passes order
     and check the accesses of different buffers to the same bytes too."""
-    records, uops, buffers, outputs = [], [], {}, []
+    records, uops, buffers, outputs = [], [], {}, {}
     together = _uops_fit(cfg, [stream for stream, _ in parts])
     for stream, names in parts:
         base = sum(len(u) for u in uops)
@@ -45,18 +46,14 @@ def join_streams(cfg: Config, parts, name: str, shapes=None, bases=None) -> Prog
                        for rec in stream.records if not isinstance(rec.insn, FinishInsn))
         uops.append(np.asarray(stream.uop_words, np.uint32))
         for b in stream.params:
-            _add_buffer(buffers, BufferSpec(names[b.name], tuple(b.shape),
-                                            str(np.dtype(b.dtype.numpy))), shapes or {})
-        outputs.extend(names[b.name] for b in stream.outputs)
+            _add_buffer(buffers, replace(buffer_spec(b), name=names[b.name]), shapes or {})
+        outputs.update(dict.fromkeys(names[b.name] for b in stream.outputs))
     joined = Stream(records, np.concatenate(uops) if uops else np.zeros(0, np.uint32),
-                    dram_bases=dict(bases or {}))
+                    tuple(buffers.values()), tuple(buffers[n] for n in outputs),
+                    dict(bases or {}))
     if together:
         prefetch_uops(joined, cfg)
-    verify_tokens(insert_deps(joined, cfg), cfg)
-    relocs = tuple((i, r.reloc) for i, r in enumerate(joined.records) if r.reloc is not None)
-    return Program.from_instructions(cfg, [r.insn for r in joined.records], joined.uop_words,
-                                     relocs, tuple(buffers.values()),
-                                     tuple(dict.fromkeys(outputs)), name)
+    return program_from_stream(cfg, name, verify_tokens(insert_deps(joined, cfg), cfg))
 
 
 def _uops_fit(cfg: Config, streams) -> bool:
@@ -89,7 +86,7 @@ def _moved(rec: Record, names: dict, uop_base: int, uop_shift: int) -> Record:
 def _uops_moved(insn, shift: int):
     if isinstance(insn, MemInsn):
         return replace(insn, sram_base=insn.sram_base + shift) if insn.mem == Mem.UOP else insn
-    if hasattr(insn, "uop_bgn"):
+    if isinstance(insn, (GemmInsn, AluInsn)):
         return replace(insn, uop_bgn=insn.uop_bgn + shift, uop_end=insn.uop_end + shift)
     return insn
 

@@ -17,7 +17,10 @@ from .stream import Stream
 __all__ = ["UOP_SYMBOL", "program_from_stream"]
 
 
-def _spec(buffer) -> BufferSpec:
+def buffer_spec(buffer) -> BufferSpec:
+    """A TE buffer's spec (a joined stream's params are specs already)."""
+    if isinstance(buffer, BufferSpec):
+        return buffer
     return BufferSpec(buffer.name, tuple(buffer.shape), str(np.dtype(buffer.dtype.numpy)))
 
 
@@ -26,4 +29,5 @@ def program_from_stream(cfg: Config, name: str, stream: Stream) -> Program:
     relocs = tuple((i, r.reloc) for i, r in enumerate(records) if r.reloc is not None)
     return Program.from_instructions(
         cfg, [r.insn for r in records], stream.uop_words, relocs,
-        tuple(_spec(b) for b in stream.params), tuple(b.name for b in stream.outputs), name)
+        tuple(buffer_spec(b) for b in stream.params), tuple(b.name for b in stream.outputs),
+        name)

@@ -50,4 +50,3 @@ class Stream:
 
     def __len__(self):
         return len(self.records)
-
