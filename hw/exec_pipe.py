@@ -146,18 +146,16 @@ class ExecPipe(wiring.Component):
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
         tree = GemmTree(m, cfg, platform)
-        tree.operands(self.inp_read.data, self.wgt_read.data, valid[3])
+        loads, gemm, alu_en = _datapath_enables(platform, valid, op)
+        tree.operands(self.inp_read.data, self.wgt_read.data, loads)
         accd4, accs4 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
-        with m.If(valid[3]):
+        with m.If(loads):
             m.d.sync += [accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
         for s in range(4, last + 1):
             m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
         for s in range(4, WRITE_STAGE):
             m.d.sync += op[s].eq(op[s - 1])
-        # stages 4..8: GEMM products and trees, ALU lanes; data registers load only for their
-        # kind of micro-op (clock enables: less switching, Verilator skips the idle datapath)
-        gemm = {s: valid[s] & ~op[s].is_alu for s in range(3, ACCUMULATE_STAGE)}
-        alu_en = {s: valid[s] & op[s].is_alu for s in range(3, ACCUMULATE_STAGE)}
+        # stages 4..8: GEMM products and trees, ALU lanes
         sums = tree.sums(gemm)
         alu = AluStages(m, cfg, platform)
         alu.immediate(op[3], alu_en[3])
@@ -286,6 +284,23 @@ class ExecPipe(wiring.Component):
             m.d.sync += rows[a].eq(Mux(op[a - 1].overwrite, 0, row))
         # stage A
         return Mux(newest, results[WRITE_STAGE], rows[a])
+
+
+def _datapath_enables(platform, valid, op) -> tuple:
+    """The clock enables of the datapath registers of stages 3..8: (the SRAM read data's,
+    the GEMM's per stage, the ALU's per stage). From stage 3 on every micro-op moves one
+    stage per cycle, so a datapath register's value only matters when its micro-op reaches
+    the accumulate stage, and it gets there computed from that micro-op's operands whether
+    or not the registers in between loaded for the others. Synthesis therefore loads them
+    every cycle (constant enables: no net from a stage's valid to hundreds of flip-flops
+    and every DSP's clock enable, the 128-MAC array's slowest nets on the ECP5). Cycle
+    simulators load them only for their kind of micro-op (Verilator skips the idle
+    datapath)."""
+    stages = range(3, ACCUMULATE_STAGE)
+    if not for_simulator(platform):
+        return Const(1), {s: Const(1) for s in stages}, {s: Const(1) for s in stages}
+    return (valid[3], {s: valid[s] & ~op[s].is_alu for s in stages},
+            {s: valid[s] & op[s].is_alu for s in stages})
 
 
 def _select_one(first_sel, first, others, priority: bool):

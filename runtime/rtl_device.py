@@ -8,7 +8,10 @@ Options: ``dram_bytes``; the DRAM model's ``read_latency``, ``write_latency`` an
 back-pressure ``pressure`` (probability per channel and cycle) with its ``seed``;
 ``cycle_limit`` (watchdog); ``timeline=True`` keeps per-instruction events of every run
 in ``dev.last_timeline``; ``waveform="run.vcd"`` dumps a VCD trace (``.fst``: FST, which
-needs the lz4/zlib headers) from a separate, slower traced build. ``echo`` receives build
+needs the lz4/zlib headers) from a separate, slower traced build. ``netlist="synthesis"``
+runs the Core as FPGA synthesis elaborates it (exact int8 datapath, free-running pipeline
+registers) instead of the faster simulation netlist (sim/rtl/build.py; default: the
+``VTALAB_RTL_NETLIST`` environment variable, else "simulation"). ``echo`` receives build
 progress lines; ``validate=False`` skips the runtime's validator.
 
 Without the validator an illegal program still stops with the error the other backends
@@ -43,7 +46,7 @@ class RtlDevice(DeviceBase):
     def __init__(self, cfg: Config, dram_bytes: int = DEFAULT_DRAM_BYTES, read_latency: int = 1,
                  write_latency: int = 1, pressure: float = 0.0, seed: int = 1,
                  cycle_limit: int = DEFAULT_CYCLE_LIMIT, timeline: bool = False,
-                 waveform=None, echo=None, validate: bool = True):
+                 waveform=None, echo=None, validate: bool = True, netlist: str | None = None):
         if isinstance(dram_bytes, bool) or not isinstance(dram_bytes, int) or dram_bytes <= 0:
             raise DeviceError(f"dram_bytes must be a positive integer, not {dram_bytes!r}")
         if isinstance(cycle_limit, bool) or not isinstance(cycle_limit, int) or cycle_limit < 1:
@@ -51,7 +54,7 @@ class RtlDevice(DeviceBase):
         super().__init__(cfg, dram_bytes, validate)
         timing = Timing(read_latency, write_latency, pressure, seed)
         trace = None if waveform is None else "fst" if str(waveform).endswith(".fst") else "vcd"
-        self.model = RtlModel(cfg, dram_bytes, timing, trace=trace, echo=echo)
+        self.model = RtlModel(cfg, dram_bytes, timing, trace=trace, echo=echo, netlist=netlist)
         if waveform is not None:
             self.model.open_trace(waveform)
         self.cycle_limit = cycle_limit

@@ -1,7 +1,7 @@
 """Verilate ``Core(cfg)`` with the native harness into a shared library, cached.
 
-A build lives in ``<cache>/rtl/<config fingerprint>-<source hash>[-trace][-arch]/`` (arch
-only when not ``native``). The source
+A build lives in ``<cache>/rtl/<config fingerprint>-<source hash>[-trace][-arch][-netlist]/``
+(arch only when not ``native``, netlist only when not ``simulation``). The source
 hash covers every file that shapes the hardware or the harness (hw/, the spec files, this
 package's C++ and generators) and the tool versions, so a stale build is never reused and
 looking one up needs no Verilog generation (well under a second). Builds are serialised
@@ -41,6 +41,13 @@ CXX_FLAGS = ["-O3", "-march={arch}", "-fPIC", "-shared", "-std=c++17"]
 # "native" (the default) is the fastest here; another -march target, e.g. x86-64-v3 (no
 # AVX-512), gives a build that valgrind can run (bench/rtl_speed.py --callgrind-cycles).
 NATIVE = "native"
+# Which elaboration of the Core is verilated: "simulation" (hw.verilog.SimulatorPlatform:
+# the wide GEMM, enabled datapath registers, written for Verilator's speed) or
+# "synthesis" (what an FPGA build synthesizes, minus the vendor cells: the exact int8
+# datapath, free-running registers), so the whole RTL test set can run on either:
+# ``VTALAB_RTL_NETLIST=synthesis pytest tests/rtl``.
+NETLISTS = ("simulation", "synthesis")
+NETLIST_ENV = "VTALAB_RTL_NETLIST"
 
 
 def cache_root() -> Path:
@@ -74,6 +81,15 @@ def _flags(flags: list[str], arch: str) -> list[str]:
     return [f.replace("{arch}", _check_arch(arch)) for f in flags]
 
 
+def netlist_choice(netlist: str | None = None) -> str:
+    """``netlist``, or the environment's ``VTALAB_RTL_NETLIST``, or "simulation"; checked."""
+    chosen = netlist or os.environ.get(NETLIST_ENV) or NETLISTS[0]
+    if chosen not in NETLISTS:
+        source = "netlist" if netlist else NETLIST_ENV
+        raise SimError(f"{source} must be one of {NETLISTS}, not {chosen!r}")
+    return chosen
+
+
 def source_hash(trace: str | None = None, arch: str = NATIVE) -> str:
     digest = hashlib.sha256()
     for path in _hashed_files():
@@ -104,20 +120,26 @@ def _version(package: str) -> str:
         return "missing"
 
 
-def build_path(cfg: Config, trace: str | None = None, arch: str = NATIVE) -> Path:
+def build_path(cfg: Config, trace: str | None = None, arch: str = NATIVE,
+               netlist: str | None = None) -> Path:
+    netlist = netlist_choice(netlist)
     suffix = (f"-{_check_trace(trace)}" if trace else "") + \
-        (f"-{arch}" if arch != NATIVE else "")
+        (f"-{arch}" if arch != NATIVE else "") + \
+        (f"-{netlist}" if netlist != NETLISTS[0] else "")
     return cache_root() / f"{cfg.fingerprint()}-{source_hash(trace, arch)}{suffix}"
 
 
-def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE) -> Path:
+def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE,
+            netlist: str | None = None) -> Path:
     """Path of the shared library for ``cfg``; builds it first when not cached.
 
     ``trace`` ("vcd" or "fst") asks for a separate, slower build that can dump waveforms;
     FST needs the lz4 and zlib headers on the machine, VCD needs nothing. ``arch``: the
     C++ compiler's -march target (:data:`NATIVE` unless a profiler needs another).
+    ``netlist``: one of :data:`NETLISTS` (default: :func:`netlist_choice`).
     """
-    final = build_path(cfg, trace, arch)
+    netlist = netlist_choice(netlist)
+    final = build_path(cfg, trace, arch, netlist)
     lib = final / LIB_NAME
     if lib.exists():
         return lib
@@ -129,7 +151,7 @@ def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE
             return lib
         work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=root))
         try:
-            _build(cfg, trace, work, echo or (lambda msg: None), arch)
+            _build(cfg, trace, work, echo or (lambda msg: None), arch, netlist)
             os.replace(work, final)
         except BaseException:
             shutil.rmtree(work, ignore_errors=True)
@@ -137,11 +159,12 @@ def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE
     return lib
 
 
-def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE) -> None:
+def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE,
+           netlist: str = NETLISTS[0]) -> None:
     from vtalab.hw.verilog import generate
     start = time.perf_counter()
-    echo(f"rtl: generating Verilog for config {cfg.name} ({cfg.fingerprint()})")
-    verilog = generate(cfg, name=codegen.TOP, for_simulation=True)
+    echo(f"rtl: generating the {netlist} Verilog for config {cfg.name} ({cfg.fingerprint()})")
+    verilog = generate(cfg, name=codegen.TOP, for_simulation=netlist == "simulation")
     (work / "top.v").write_text(codegen.sim_wrapper(verilog))
     (work / "top.vlt").write_text(codegen.verilator_config(verilog))
     (work / "vtalab_config.h").write_text(codegen.config_header(cfg))

@@ -80,11 +80,13 @@ class RtlModel:
     """One Core built for ``cfg`` with ``dram_bytes`` of DRAM."""
 
     def __init__(self, cfg: Config, dram_bytes: int, timing: Timing = Timing(),
-                 trace: str | None = None, echo=None, lib_path=None):
+                 trace: str | None = None, echo=None, lib_path=None,
+                 netlist: str | None = None):
         self.cfg = cfg
         self.trace = trace
         self.last_errors: dict = {}
-        self.lib_path = Path(lib_path) if lib_path else library(cfg, trace=trace, echo=echo)
+        self.lib_path = (Path(lib_path) if lib_path else
+                         library(cfg, trace=trace, echo=echo, netlist=netlist))
         self._lib = _load(str(self.lib_path))
         self._handle = self._lib.vt_create(dram_bytes, timing.seed)
         pointer = ctypes.cast(self._lib.vt_dram(self._handle), ctypes.POINTER(ctypes.c_uint8))

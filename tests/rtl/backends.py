@@ -6,6 +6,8 @@ import pytest
 from vtalab.runtime import open_device
 
 BACKENDS = ["fsim", "rtl"]
+#: the RTL as FPGA synthesis elaborates it (exact int8 datapath, free-running registers)
+SYNTHESIS = "rtl-synthesis"
 
 
 def require_rtl() -> None:
@@ -17,6 +19,8 @@ def require_rtl() -> None:
 
 
 def open_backend(backend: str, cfg, **options):
+    if backend == SYNTHESIS:
+        backend, options = "rtl", dict(options, netlist="synthesis")
     if backend == "rtl":
         require_rtl()
     return open_device(backend, cfg, **options)

@@ -32,13 +32,28 @@ def test_source_change_gives_a_new_build_path(monkeypatch, tmp_path):
     assert build.build_path(preset("tiny"), trace="vcd") != after
 
 
-def test_another_arch_is_a_separate_build_and_a_bad_one_is_refused():
+def test_another_arch_is_a_separate_build_and_a_bad_one_is_refused(monkeypatch):
+    monkeypatch.delenv(build.NETLIST_ENV, raising=False)
     native = build.build_path(preset("tiny"))
     portable = build.build_path(preset("tiny"), arch="x86-64-v3")
     assert portable != native and portable.name.endswith("-x86-64-v3")
     assert build.build_path(preset("tiny"), arch="native") == native
     with pytest.raises(build.SimError, match="arch must be a -march target.*'native; rm'"):
         build.build_path(preset("tiny"), arch="native; rm")
+
+
+def test_the_synthesis_netlist_is_a_separate_build_and_a_bad_name_is_refused(monkeypatch):
+    simulation = build.build_path(preset("tiny"))
+    synthesis = build.build_path(preset("tiny"), netlist="synthesis")
+    assert synthesis != simulation and synthesis.name.endswith("-synthesis")
+    monkeypatch.setenv(build.NETLIST_ENV, "synthesis")
+    assert build.build_path(preset("tiny")) == synthesis
+    assert build.build_path(preset("tiny"), netlist="simulation") == simulation
+    with pytest.raises(build.SimError, match=r"netlist must be one of .*'simulation'.* not 'gates'"):
+        build.build_path(preset("tiny"), netlist="gates")
+    monkeypatch.setenv(build.NETLIST_ENV, "gates")
+    with pytest.raises(build.SimError, match=r"VTALAB_RTL_NETLIST must be one of .* not 'gates'"):
+        build.library(preset("tiny"))
 
 
 def test_hashed_sources_cover_the_hardware_and_the_harness():
@@ -107,3 +122,22 @@ def test_simulation_verilog_runs_the_gemm_at_the_accumulator_width():
     assert "prod6_" not in fast and "land7_" not in fast
     assert "wgt4_" not in fast
     assert f"reg [{cfg.acc_bits - 1}:0] sum4_0_0 " in fast
+
+
+def test_synthesized_datapath_registers_load_every_cycle():
+    """hw/exec_pipe.py: from stage 3 on every micro-op moves one stage per cycle, so the
+    synthesized GEMM/ALU registers need no clock enable (the 128-MAC array's slowest nets
+    on the ECP5); the simulation netlist keeps them (Verilator skips idle registers). That
+    both compute the same values is what the synthesis-netlist RTL tests show."""
+    from vtalab.hw.core import Core
+    from vtalab.hw.verilog import convert
+
+    class Synthesis:                  # not a simulator platform; enables folded by opt_dff
+        pass
+    cfg = preset("tiny")
+    synthesized = convert(Core(cfg), "top", platform=Synthesis(), for_simulation=True)
+    simulated = convert(Core(cfg), "top", for_simulation=True)
+    for name in ("wgt4_0", "prod6_0_0_0", "land7_0_0_0", "part8_0_0_1", "alu6_v_0"):
+        loaded = rf"always @\(posedge clk\)\n\s+{name} <= "
+        assert re.search(loaded, synthesized), f"{name} must load every cycle when synthesized"
+        assert not re.search(loaded, simulated), f"{name} keeps its enable when simulated"

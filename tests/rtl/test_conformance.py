@@ -8,14 +8,14 @@ from vtalab.sim.conformance import find_cases, load_case
 from vtalab.spec import Isa, preset
 from vtalab.spec.isa import MemInsn
 
-from .backends import BACKENDS, open_backend
+from .backends import BACKENDS, SYNTHESIS, open_backend
 
 ROOT = shared_dir() / "conformance" / "vta-hls"
 CASES = find_cases(ROOT) if ROOT.is_dir() else []
 CFG = preset("default")
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=BACKENDS + [SYNTHESIS])
 def device(request):
     with open_backend(request.param, CFG, dram_bytes=8 << 20) as dev:
         yield dev

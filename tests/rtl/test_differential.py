@@ -11,7 +11,7 @@ from vtalab.sim.fuzz import generate
 from vtalab.spec import preset
 from vtalab.spec.isa import AluInsn, AluOp, Isa, Mem, MemInsn, Opcode
 
-from .backends import open_backend
+from .backends import SYNTHESIS, open_backend
 
 TIMINGS = [{}, {"pressure": 0.3, "read_latency": 4, "write_latency": 2, "seed": 5},
            {"pressure": 0.1, "read_latency": 1, "write_latency": 9, "seed": 9}]
@@ -32,6 +32,16 @@ def test_random_programs_match_the_functional_simulator(name):
             open_backend("rtl", cfg, dram_bytes=1 << 20, cycle_limit=1_000_000) as dut:
         diff = Differential(ref, dut, TIMINGS)
         found = diff.fuzz(COUNTS[name], seed=1000 * len(name))
+    assert not found, "\n\n".join(m.report() for m in found)
+
+
+def test_random_programs_match_on_the_synthesis_netlist():
+    """The datapath FPGA builds synthesize (exact int8 products, free-running pipeline
+    registers: hw/exec_pipe.py) against the functional simulator."""
+    cfg = preset("default")
+    with open_backend("fsim", cfg, dram_bytes=1 << 20) as ref, \
+            open_backend(SYNTHESIS, cfg, dram_bytes=1 << 20, cycle_limit=1_000_000) as dut:
+        found = Differential(ref, dut, TIMINGS).fuzz(60, seed=4242)
     assert not found, "\n\n".join(m.report() for m in found)
 
 
