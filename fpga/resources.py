@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from vtalab.hw.alu import mul_products
+from vtalab.hw.forward import acc_lane_groups
 from vtalab.spec import Config
 
 from .boards import Board, get_board
@@ -96,6 +97,9 @@ def memories(cfg: Config, dram_bytes: int = 0) -> dict:
     """name -> (width bits, depth, copies) of every block-RAM candidate."""
     mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
             for buf in READ_PORTS}
+    slices = acc_lane_groups(cfg)         # synthesized: a memory per accumulator element
+    mems["acc"] = (cfg.entry_bytes("acc") * 8 // slices, cfg.depth("acc"),
+                   READ_PORTS["acc"] * slices)
     if dram_bytes:
         mems["dram"] = (cfg.bus_bits, dram_bytes // cfg.bus_bytes, 1)
     return mems

@@ -24,9 +24,11 @@ from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, LAG_BITS, ErrorLatch
 from .exec_pipe import ExecPipe
+from .forward import acc_lane_groups
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .load import mux_read_clients
+from .registers import replicated_flag
 from .sram import Sram, entry_bits, read_signature, write_signature
 from .uop_loop import OFFSETS, UopLoop
 
@@ -64,12 +66,14 @@ class Compute(wiring.Component):
         mem, gemm, alu = data.View(lay.mem, word), data.View(lay.gemm, word), \
             data.View(lay.alu, word)
         m.submodules.uop_sram = uop_sram = Sram.for_buffer(cfg, "uop")
-        m.submodules.acc_sram = acc_sram = Sram.for_buffer(cfg, "acc", read_ports=2)
+        m.submodules.acc_sram = acc_sram = Sram.for_buffer(
+            cfg, "acc", read_ports=2, write_slices=acc_lane_groups(cfg, platform))
         m.submodules.uop_dma = uop_dma = DmaReader(cfg, "uop", two_d=False)
         m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True)
         m.submodules.loop = loop = UopLoop(cfg)
         m.submodules.pipe = pipe = ExecPipe(cfg)
-        self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem)
+        self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, pipe, mem)
+        self._wire_acc_write(m, platform, acc_sram, pipe, acc_dma)
         self._wire_pipe(m, gemm, alu, loop, pipe, uop_sram, acc_sram)
         m.d.comb += [self.gemm_uop.eq(pipe.gemm_done), self.alu_uop.eq(pipe.alu_done),
                      self.pipe_busy.eq(pipe.busy)]
@@ -92,7 +96,7 @@ class Compute(wiring.Component):
             m.d.comb += [errors.error.eq(uop_dma.overflow | acc_dma.overflow),
                          errors.code.eq(ErrorCode.SRAM_RANGE)]
 
-    def _wire_dma(self, m, word, uop_dma, acc_dma, uop_sram, acc_sram, pipe, mem):
+    def _wire_dma(self, m, word, uop_dma, acc_dma, uop_sram, pipe, mem):
         is_acc = Signal()
         with m.If(uop_dma.start | acc_dma.start):
             m.d.sync += is_acc.eq(acc_dma.start)
@@ -101,14 +105,26 @@ class Compute(wiring.Component):
         m.d.comb += [uop_sram.write.addr.eq(uop_dma.write.addr),
                      uop_sram.write.data.eq(uop_dma.write.data),
                      uop_sram.write.en.eq(uop_dma.write.en)]
-        with m.If(pipe.acc_write.en):
-            m.d.comb += [acc_sram.write.addr.eq(pipe.acc_write.addr),
-                         acc_sram.write.data.eq(pipe.acc_write.data),
-                         acc_sram.write.en.eq(1)]
-        with m.Else():
-            m.d.comb += [acc_sram.write.addr.eq(acc_dma.write.addr),
-                         acc_sram.write.data.eq(acc_dma.write.data),
-                         acc_sram.write.en.eq(acc_dma.write.en)]
+
+    @staticmethod
+    def _wire_acc_write(m, platform, acc_sram, pipe, acc_dma):
+        """The exec pipe's write-back, else the acc LOAD's, into each slice of the
+        accumulator: each slice's multiplexer selects with a copy of the pipe's write
+        enable of its own (loaded from the stage before: the same value every cycle), not
+        one flip-flop routed to the address and data pins of every block RAM."""
+        ports = acc_sram.write_ports()
+        pipe_writes = replicated_flag(m, platform, pipe.acc_write_next, len(ports),
+                                      "acc_write_pipe")
+        bits = len(ports[0].data)
+        for k, (port, pipe_write) in enumerate(zip(ports, pipe_writes)):
+            lanes = slice(k * bits, (k + 1) * bits)
+            with m.If(pipe_write):
+                m.d.comb += [port.addr.eq(pipe.acc_write.addr),
+                             port.data.eq(pipe.acc_write.data[lanes]), port.en.eq(1)]
+            with m.Else():
+                m.d.comb += [port.addr.eq(acc_dma.write.addr),
+                             port.data.eq(acc_dma.write.data[lanes]),
+                             port.en.eq(acc_dma.write.en)]
 
     def _wire_pipe(self, m, gemm, alu, loop, pipe, uop_sram, acc_sram):
         for name in ("uop_bgn", "uop_end", "iter_out", "iter_in"):

@@ -9,7 +9,7 @@ index check is). Software maps that index to the program's (runtime/hw_errors.py
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import Module
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In, Out
 

@@ -30,14 +30,7 @@
              tree sums (or select the ALU result / zero); result registered
     stage 10 write acc[dst] and out[dst] (low out_bits of every element)
 
-Forwarding (GEMM): the acc row read in stage 2 misses the writes of the eight micro-ops
-ahead of it (stages 3..10 at read time). When it reaches stage 9 they sit in the result
-register (stage 10) and history registers (stages 11..17); all but the newest were already
-results a cycle earlier (stages 10..16), so stage 8 forwards them into the row (an AND-OR
-of one-hot selects) and registers it, and stage 9 only chooses between that row and the
-result register. The selects are computed a stage early from registered indices, so the
-accumulate cycle is result register -> one mux -> adder -> result register, and the adder
-trees have two cycles (a grade-6 ECP5 did not fit a 16-product tree in one 10 ns cycle).
+Forwarding and the accumulate stage: hw/forward.py.
 
 Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from stage 4, so
 it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
@@ -50,7 +43,7 @@ from a flip-flop and no comparison sits in front of it.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Const, Module, Signal, signed, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -62,6 +55,8 @@ from . import pipe_hazard
 from .alu_stages import AluStages
 from .gemm import element_view
 from .error_latch import LAG_BITS
+from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumulated,
+                      any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
 from .isa_layout import isa_layouts
@@ -70,9 +65,6 @@ from .verilog import for_simulator
 
 # WRITE_STAGE (the accumulator write) and EXEC_FRONT (the registers in front of stage 2)
 # live in spec/timing.py, where the cost models read the pipe's latency from them
-ACCUMULATE_STAGE = WRITE_STAGE - 1
-#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..10)
-FORWARD_DEPTH = WRITE_STAGE - 2
 
 
 def op_layout() -> data.StructLayout:
@@ -107,6 +99,7 @@ class ExecPipe(wiring.Component):
             "error_tag": Out(LAG_BITS),
             "stall": Out(1),
             "busy": Out(1),
+            "acc_write_next": Out(1),       # acc_write.en of the next cycle
             "gemm_done": Out(1),            # one micro-op retired, per cycle
             "alu_done": Out(1),
             "uop_read": In(read_signature(32, cfg.depth("uop"))),
@@ -169,15 +162,11 @@ class ExecPipe(wiring.Component):
         # the acc row, with in-flight results forwarded into it (stages 8 and 9)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
-        acc_row = self._forwarded_row(m, platform, valid, dst, op, gemm, accd4, results)
+        groups = acc_lane_groups(cfg, platform)
+        rows = forwarded_rows(m, platform, groups, valid, dst, op, gemm, accd4, results)
         # stage 9: accumulate
-        acc = element_view(cfg, "acc", acc_row)
-        total = Signal(acc_bits)
-        total_view = element_view(cfg, "acc", total)
-        for k, s in enumerate(sums):
-            m.d.comb += total_view[k].eq(tree.accumulate(acc[k], s))
+        result = accumulated(m, platform, groups, op, rows, sums, alu_result, tree.accumulate)
         a = ACCUMULATE_STAGE
-        result = Mux(op[a].is_alu, alu_result, Mux(op[a].reset, 0, total))
         is_alu_w = Signal()
         m.d.sync += [results[WRITE_STAGE].eq(result), is_alu_w.eq(op[a].is_alu)]
         for s in range(WRITE_STAGE + 1, last + 1):
@@ -188,7 +177,7 @@ class ExecPipe(wiring.Component):
         res = element_view(cfg, "acc", res_w)
         m.d.comb += [
             self.acc_write.addr.eq(dst_w), self.acc_write.data.eq(res_w),
-            self.acc_write.en.eq(valid_w),
+            self.acc_write.en.eq(valid_w), self.acc_write_next.eq(valid[ACCUMULATE_STAGE]),
             self.out_write.addr.eq(dst_w), self.out_write.en.eq(valid_w),
             self.gemm_done.eq(valid_w & ~is_alu_w), self.alu_done.eq(valid_w & is_alu_w),
         ]
@@ -197,7 +186,7 @@ class ExecPipe(wiring.Component):
         # for micro-ops that are themselves in stages 2..10). A register holding what the
         # OR of those valids will be next cycle: the same value, from a flip-flop.
         entering = [self.valid & ~stall] + front
-        m.d.sync += self.busy.eq(_any(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
+        m.d.sync += self.busy.eq(any_of(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
 
     def _front(self, m, valid, op, acc_aw, moving):
@@ -246,45 +235,6 @@ class ExecPipe(wiring.Component):
         return ([valid1, valid1a, valid1r, valid1c, valid1d], (valid1c, op1c), (valid1d, op1d),
                 idx)
 
-    @staticmethod
-    def _forwarded_row(m, platform, valid, dst, op, gemm, accd4, results):
-        """The acc row for the micro-op in the accumulate stage A: the newest in-flight
-        result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read in
-        stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
-        (being computed in stage A a cycle earlier) in stage A; the selects are registered
-        a stage earlier, from comparisons registered a stage before that. An overwriting
-        GEMM micro-op gets zero: the register loads 0 and the newest result is not chosen
-        (both decided in stage A-1, nothing added to stage A's path)."""
-        a = ACCUMULATE_STAGE
-        rows = {4: accd4}
-        for s in range(5, a):                           # the row read, carried to A-1
-            rows[s] = Signal.like(accd4, name=f"acc{s}", reset_less=True)
-            with m.If(gemm[s - 1]):
-                m.d.sync += rows[s].eq(rows[s - 1])
-        # stage A-3: the older results' dst compared (from stage 3 on every micro-op moves
-        # one stage per cycle, so the micro-op d ahead is still d ahead a cycle later)
-        hits = []
-        for d in range(2, FORWARD_DEPTH + 1):
-            hits.append(Signal(name=f"fwd{a - 2}_hit_{d}"))
-            m.d.sync += hits[-1].eq(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]))
-        # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
-        sels = []
-        for k, d in enumerate(range(2, FORWARD_DEPTH + 1)):
-            sels.append((d, Signal(name=f"fwd{a - 1}_{d}")))
-            m.d.sync += sels[-1][1].eq(hits[k] & ~_any(hits[:k]))
-        none = Signal(name=f"fwd{a - 1}_none")
-        m.d.sync += none.eq(~_any(hits))
-        # stage A-1: the newest result's select for A; the older ones forwarded
-        newest = Signal(name=f"fwd{a}_1")
-        m.d.sync += newest.eq(valid[a] & (dst[a] == dst[a - 1]) & ~op[a - 1].overwrite)
-        row = _select_one(none, rows[a - 1], [(sel, results[a - 1 + d]) for d, sel in sels],
-                          priority=for_simulator(platform))
-        rows[a] = Signal.like(accd4, name=f"acc{a}", reset_less=True)
-        with m.If(gemm[a - 1]):
-            m.d.sync += rows[a].eq(Mux(op[a - 1].overwrite, 0, row))
-        # stage A
-        return Mux(newest, results[WRITE_STAGE], rows[a])
-
 
 def _datapath_enables(platform, valid, op) -> tuple:
     """The clock enables of the datapath registers of stages 3..8: (the SRAM read data's,
@@ -301,26 +251,3 @@ def _datapath_enables(platform, valid, op) -> tuple:
         return Const(1), {s: Const(1) for s in stages}, {s: Const(1) for s in stages}
     return (valid[3], {s: valid[s] & ~op[s].is_alu for s in stages},
             {s: valid[s] & op[s].is_alu for s in stages})
-
-
-def _select_one(first_sel, first, others, priority: bool):
-    """The value whose select is high; the selects are one-hot or all low (then 0). As an
-    AND-OR for synthesis (no priority chain on the FPGA's critical path); as a priority
-    chain for simulators (the same value: Verilator then copies one row instead of
-    masking and ORing every candidate)."""
-    if priority:
-        row = 0
-        for sel, value in reversed(others):
-            row = Mux(sel, value, row)
-        return Mux(first_sel, first, row)
-    row = Mux(first_sel, first, 0)
-    for sel, value in others:
-        row = row | Mux(sel, value, 0)
-    return row
-
-
-def _any(bits):
-    out = Const(0, 1)
-    for b in bits:
-        out = out | b
-    return out

@@ -1,7 +1,10 @@
-"""The pipeline register every exec-pipe stage builds: reset-less, loaded when enabled."""
+"""The pipeline registers the exec pipe builds: reset-less, loaded when enabled; and copies
+of a control flip-flop, one beside each group of its loads."""
 from __future__ import annotations
 
-from amaranth.hdl import Module, Signal
+from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
+
+from .verilog import for_simulator
 
 
 def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
@@ -11,3 +14,28 @@ def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
     with m.If(enable):
         m.d.sync += reg.eq(value)
     return reg
+
+
+def replicated_flag(m: Module, platform, value, copies: int, name: str) -> list:
+    """``copies`` one-bit registers that all load ``value`` every cycle (0 after reset):
+    one per group of a control signal's loads, so that no single flip-flop drives a net
+    spread over a large array (the placer puts each copy beside its group).
+
+    On ECP5 each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops (a ``keep``
+    on the wire does not stop it), an instance it leaves alone. Cycle simulators get one
+    register for all copies (the same values, less to evaluate)."""
+    if for_simulator(platform):
+        reg = Signal(name=name)
+        m.d.sync += reg.eq(value)
+        return [reg] * copies
+    regs = [Signal(name=f"{name}_{k}") for k in range(copies)]
+    if getattr(platform, "family", None) != "ecp5":
+        m.d.sync += [reg.eq(value) for reg in regs]
+        return regs
+    for k, reg in enumerate(regs):
+        m.submodules[f"{name}_{k}_ff"] = Instance(
+            "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK", p_LSRMUX="LSR",
+            p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
+            i_CLK=ClockSignal("sync"), i_CE=1, i_LSR=ResetSignal("sync"), i_DI=value,
+            o_Q=reg)
+    return regs

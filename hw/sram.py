@@ -16,7 +16,7 @@ platform may ask for cheaper memories with ``vtalab_sram_collisions``:
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, unsigned
+from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import memory, wiring
 from amaranth.lib.wiring import Out
 
@@ -49,23 +49,41 @@ def entry_bits(cfg: Config, buffer: str) -> int:
 
 
 class Sram(wiring.Component):
-    """``write`` and ``read_<i>`` ports of a ``depth`` x ``width`` memory."""
+    """``write`` and ``read_<i>`` ports of a ``depth`` x ``width`` memory.
 
-    def __init__(self, width: int, depth: int, read_ports: int = 1):
+    With ``write_slices`` = n > 1 the memory is n column slices of width / n bits, each
+    written through its own port ``write_<k>`` (bits k*width/n and up; the read ports
+    still read whole rows): a writer can then drive each slice's address, data and
+    enable from copies of its control flip-flops placed beside that slice's block RAMs."""
+
+    def __init__(self, width: int, depth: int, read_ports: int = 1, write_slices: int = 1):
         if depth < 2 or depth & (depth - 1):
             raise ConfigError(f"SRAM depth must be a power of two of at least 2, not {depth}")
+        if write_slices < 1 or width % write_slices:
+            raise ConfigError(f"SRAM write_slices must divide the width {width}, "
+                              f"not {write_slices}")
         self.width, self.depth, self.n_read = width, depth, read_ports
-        members = {"write": Out(write_signature(width, depth))}
+        self.slices = write_slices
+        slice_bits = width // write_slices
+        members = {"write": Out(write_signature(width, depth))} if write_slices == 1 else {
+            f"write_{k}": Out(write_signature(slice_bits, depth)) for k in range(write_slices)}
         for i in range(read_ports):
             members[f"read_{i}"] = Out(read_signature(width, depth))
         super().__init__(members)
 
     @classmethod
-    def for_buffer(cls, cfg: Config, buffer: str, read_ports: int = 1) -> "Sram":
-        return cls(entry_bits(cfg, buffer), cfg.depth(buffer), read_ports)
+    def for_buffer(cls, cfg: Config, buffer: str, read_ports: int = 1,
+                   write_slices: int = 1) -> "Sram":
+        return cls(entry_bits(cfg, buffer), cfg.depth(buffer), read_ports, write_slices)
 
     def read_port(self, index: int = 0):
         return getattr(self, f"read_{index}")
+
+    def write_ports(self) -> list:
+        """The write port of each slice, lowest bits first (``[write]`` when unsliced)."""
+        if self.slices == 1:
+            return [self.write]
+        return [getattr(self, f"write_{k}") for k in range(self.slices)]
 
     def elaborate(self, platform):
         m = Module()
@@ -77,20 +95,28 @@ class Sram(wiring.Component):
             raise ConfigError(f"an SRAM with undefined read collisions must have at most "
                               f"{COLLISION_MAX_READ_PORTS} read ports, not {self.n_read}")
         attrs = {COLLISION_ATTR: "undefined"} if collisions == "undefined" else None
-        m.submodules.mem = mem = memory.Memory(shape=unsigned(self.width), depth=self.depth,
-                                               init=[], attrs=attrs)
+        datas = [[] for _ in range(self.n_read)]
+        for k, write in enumerate(self.write_ports()):
+            mem = memory.Memory(shape=unsigned(len(write.data)), depth=self.depth, init=[],
+                                attrs=attrs)
+            m.submodules["mem" if self.slices == 1 else f"mem_{k}"] = mem
+            self._ports(m, mem, write, collisions, datas, k)
+        for i, parts in enumerate(datas):
+            m.d.comb += self.read_port(i).data.eq(Cat(*parts))
+        return m
+
+    def _ports(self, m, mem, write, collisions, datas, k) -> None:
         wport = mem.write_port()
-        m.d.comb += [wport.addr.eq(self.write.addr), wport.data.eq(self.write.data),
-                     wport.en.eq(self.write.en)]
+        m.d.comb += [wport.addr.eq(write.addr), wport.data.eq(write.data),
+                     wport.en.eq(write.en)]
         for i in range(self.n_read):
             rport = mem.read_port()
             ours = self.read_port(i)
             m.d.comb += [rport.addr.eq(ours.addr), rport.en.eq(ours.en)]
             if collisions == "poison":
-                collided = Signal(name=f"collided_{i}")
+                collided = Signal(name=f"collided_{i}_{k}")
                 with m.If(ours.en):
-                    m.d.sync += collided.eq(self.write.en & (self.write.addr == ours.addr))
-                m.d.comb += ours.data.eq(Mux(collided, ~rport.data, rport.data))
+                    m.d.sync += collided.eq(write.en & (write.addr == ours.addr))
+                datas[i].append(Mux(collided, ~rport.data, rport.data))
             else:
-                m.d.comb += ours.data.eq(rport.data)
-        return m
+                datas[i].append(rport.data)

@@ -43,13 +43,14 @@ def test_another_arch_is_a_separate_build_and_a_bad_one_is_refused(monkeypatch):
 
 
 def test_the_synthesis_netlist_is_a_separate_build_and_a_bad_name_is_refused(monkeypatch):
+    monkeypatch.delenv(build.NETLIST_ENV, raising=False)
     simulation = build.build_path(preset("tiny"))
     synthesis = build.build_path(preset("tiny"), netlist="synthesis")
     assert synthesis != simulation and synthesis.name.endswith("-synthesis")
     monkeypatch.setenv(build.NETLIST_ENV, "synthesis")
     assert build.build_path(preset("tiny")) == synthesis
     assert build.build_path(preset("tiny"), netlist="simulation") == simulation
-    with pytest.raises(build.SimError, match=r"netlist must be one of .*'simulation'.* not 'gates'"):
+    with pytest.raises(build.SimError, match=r"netlist must be one of .* not 'gates'"):
         build.build_path(preset("tiny"), netlist="gates")
     monkeypatch.setenv(build.NETLIST_ENV, "gates")
     with pytest.raises(build.SimError, match=r"VTALAB_RTL_NETLIST must be one of .* not 'gates'"):
