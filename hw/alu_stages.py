@@ -22,6 +22,9 @@ no carry chain starts behind a mux:
              cross products summed (or its one product wrapped), registered
     stage 8  MUL's low product plus the cross sum, or stage 7's lanes (the exec pipe
              registers it for its accumulate stage's result mux)
+
+The selects decoded from the micro-op are registered once per lane when synthesized
+(copies placed beside their lanes, hw/registers.py), once for cycle simulators.
 """
 from __future__ import annotations
 
@@ -34,8 +37,9 @@ from .alu import (mul_combine, mul_cross, mul_cross_bits, mul_operand, mul_opera
                   mul_products, sat_clip, wrap_to)
 from .ecp5_dsp import registered_product
 from .gemm import element_view
-from .registers import enabled_register
+from .registers import enabled_register, replicated_register
 from .sram import entry_bits
+from .verilog import for_simulator
 
 
 class AluStages:
@@ -54,9 +58,26 @@ class AluStages:
     def _reg(self, shape, name, enable, value):
         return enabled_register(self.m, value, enable, name, shape)
 
+    def _lane_regs(self, shape, name, enable, value) -> list:
+        """A control register per lane, all holding ``value``: synthesized, copies placed
+        beside their lanes (hw/registers.py; the synthesized datapath loads every cycle,
+        ``enable`` is constant there); one shared register for cycle simulators."""
+        if for_simulator(self.platform):
+            return [self._reg(shape, name, enable, value)] * self.lanes_count
+        shaped = Signal(shape, name=f"{name}_d")
+        self.m.d.comb += shaped.eq(value)
+        return replicated_register(self.m, self.platform, shaped, self.lanes_count, name)
+
+    def _mul_enable(self, op, enable):
+        """The enable of MUL's registers: every cycle when synthesized (only a MUL reads
+        them, a stage later), else only for a MUL."""
+        return enable if not for_simulator(self.platform) else \
+            enable & (op.alu_opcode == AluOp.MUL)
+
     def immediate(self, op, enable) -> None:
         """The immediate at the lane width, once per micro-op (not once per lane)."""
         self.imm = self._reg(signed(self.bits), "alu4_imm", enable, op.imm)
+        self.use_imm = self._lane_regs(1, "alu4_use_imm", enable, op.use_imm)
 
     def operands(self, op, dst_row, src_row, enable) -> None:
         """Per lane a and the operand (imm or src element); the shift taken from the
@@ -66,39 +87,41 @@ class AluStages:
         self.a = [self._reg(signed(self.bits), f"alu5_a_{k}", enable, dst[k])
                   for k in range(self.lanes_count)]
         self.operand = [self._reg(signed(self.bits), f"alu5_operand_{k}", enable,
-                                  Mux(op.use_imm, self.imm, src[k]))
+                                  Mux(self.use_imm[k], self.imm, src[k]))
                         for k in range(self.lanes_count)]
         amount = op.imm[:sb].as_signed()
-        self.imm_shift = self._reg(1, "alu5_imm_shift", enable,
-                                   (opcode == AluOp.SAT) | op.use_imm)
-        self.imm_left = self._reg(1, "alu5_imm_left", enable, amount < 0)
-        self.imm_dist = self._reg(unsigned(sb), "alu5_imm_dist", enable,
-                                  Mux(amount < 0, -amount, amount))
-        self.v_sum = self._reg(1, "alu5_v_sum", enable, (opcode == AluOp.SAT) & ~op.use_imm)
-        self.w_sum = self._reg(1, "alu5_w_sum", enable, opcode == AluOp.ADD)
-        self.is_min = self._reg(1, "alu5_is_min", enable, opcode == AluOp.MIN)
+        self.imm_shift = self._lane_regs(1, "alu5_imm_shift", enable,
+                                         (opcode == AluOp.SAT) | op.use_imm)
+        self.imm_left = self._lane_regs(1, "alu5_imm_left", enable, amount < 0)
+        self.imm_dist = self._lane_regs(unsigned(sb), "alu5_imm_dist", enable,
+                                        Mux(amount < 0, -amount, amount))
+        self.v_sum = self._lane_regs(1, "alu5_v_sum", enable,
+                                     (opcode == AluOp.SAT) & ~op.use_imm)
+        self.w_sum = self._lane_regs(1, "alu5_w_sum", enable, opcode == AluOp.ADD)
+        self.is_min = self._lane_regs(1, "alu5_is_min", enable, opcode == AluOp.MIN)
 
     def lanes(self, op, enable) -> None:
         """v, w, cmp and the shift per lane; MUL's operand pairs (used only when the
         operand is src: then ``operand`` is the src element, so is the shift amount)."""
         bits, sb = self.bits, self.cfg.shift_bits
         self.regs = []
-        self.mul_operand_enable = enable & (op.alu_opcode == AluOp.MUL)
+        self.mul_operand_enable = self._mul_enable(op, enable)
         self._decode_selects(op.alu_opcode, enable)
         for k, (a, operand) in enumerate(zip(self.a, self.operand)):
             total = Signal(signed(bits), name=f"alu_sum_{k}")
             self.m.d.comb += total.eq((a + operand)[:bits])
             amount = operand[:sb].as_signed()           # the src element's, when used
             self.regs.append({
-                "v": self._reg(signed(bits), f"alu6_v_{k}", enable, Mux(self.v_sum, total, a)),
+                "v": self._reg(signed(bits), f"alu6_v_{k}", enable,
+                               Mux(self.v_sum[k], total, a)),
                 "w": self._reg(signed(bits), f"alu6_w_{k}", enable,
-                               Mux(self.w_sum, total, operand)),
+                               Mux(self.w_sum[k], total, operand)),
                 "cmp": self._reg(1, f"alu6_cmp_{k}", enable,
-                                 Mux(self.is_min, a < operand, a > operand)),
+                                 Mux(self.is_min[k], a < operand, a > operand)),
                 "left": self._reg(1, f"alu6_left_{k}", enable,
-                                  Mux(self.imm_shift, self.imm_left, amount < 0)),
+                                  Mux(self.imm_shift[k], self.imm_left[k], amount < 0)),
                 "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
-                                  Mux(self.imm_shift, self.imm_dist,
+                                  Mux(self.imm_shift[k], self.imm_dist[k],
                                       Mux(amount < 0, -amount, amount))),
                 "pairs": self._mul_pairs(a, operand, k),
             })
@@ -125,7 +148,7 @@ class AluStages:
         shifts = (opcode == AluOp.SHR) | (opcode == AluOp.SAT)
         takes_w = (opcode == AluOp.ADD) | (opcode == AluOp.MOV)
         passes_v = ~(minmax | shifts | takes_w | (opcode == AluOp.MUL))
-        self.sel = {name: self._reg(1, f"alu6_{name}", enable, value) for name, value in (
+        self.sel = {name: self._lane_regs(1, f"alu6_{name}", enable, value) for name, value in (
             ("minmax", minmax), ("shifts", shifts), ("takes_w", takes_w),
             ("passes_v", passes_v), ("sat", opcode == AluOp.SAT))}
 
@@ -133,13 +156,15 @@ class AluStages:
         """The selected lane results, registered; MUL's are 0 there: its three products
         are registered (DSP output registers) for stage 7."""
         m, cfg, bits = self.m, self.cfg, self.bits
-        minmax, shifts, takes_w, passes_v = (self.sel[n] for n in (
-            "minmax", "shifts", "takes_w", "passes_v"))
-        self.sat7 = self._reg(1, "alu7_sat", enable, self.sel["sat"])
+        self.sat7 = [self._reg(1, f"alu7_sat_{k}", enable, sat)
+                     for k, sat in enumerate(self.sel["sat"])]
+        self.relu7 = self._lane_regs(1, "alu7_relu", enable, op.imm[sat_relu_bit(cfg)])
         self.row7 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu7")
         out = element_view(cfg, "acc", self.row7)
-        mul = enable & (op.alu_opcode == AluOp.MUL)
+        mul = self._mul_enable(op, enable)
         for k, r in enumerate(self.regs):
+            minmax, shifts, takes_w, passes_v = (self.sel[n][k] for n in (
+                "minmax", "shifts", "takes_w", "passes_v"))
             v, w = r["v"], r["w"]
             shifted = Mux(r["left"], (v << r["dist"])[:bits], v >> r["dist"])
             terms = [Mux(passes_v | (minmax & r["cmp"]), v, 0),
@@ -156,11 +181,12 @@ class AluStages:
     def clip(self, op, enable) -> None:
         """SAT's lanes clipped, the others as they are; MUL's low product and cross sum."""
         cfg, bits = self.cfg, self.bits
-        relu = op.imm[sat_relu_bit(cfg)]
-        sat, mul = self.sat7, enable & (op.alu_opcode == AluOp.MUL)
+        mul = self._mul_enable(op, enable)
+        self.mul8 = self._lane_regs(1, "alu8_is_mul", enable, op.alu_opcode == AluOp.MUL)
         self.row8 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu8")
         lanes, out = element_view(cfg, "acc", self.row7), element_view(cfg, "acc", self.row8)
         for k, r in enumerate(self.regs):
+            sat, relu = self.sat7[k], self.relu7[k]
             with self.m.If(enable):
                 self.m.d.sync += out[k].eq(Mux(sat, sat_clip(cfg, lanes[k], relu), lanes[k]))
             if self.one_product:
@@ -172,15 +198,14 @@ class AluStages:
             r["cross8"] = self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", mul,
                                     mul_cross(bits, cross0, cross1))
 
-    def final(self, op) -> Signal:
+    def final(self) -> Signal:
         """The final lane results: MUL's product combined, the rest from stage 7
         (combinational)."""
         cfg = self.cfg
         final = Signal(entry_bits(cfg, "acc"), name="alu_final")
         lanes, out = element_view(cfg, "acc", self.row8), element_view(cfg, "acc", final)
-        mul = op.alu_opcode == AluOp.MUL
         for k, r in enumerate(self.regs):
             product = r["lo8"] if self.one_product else mul_combine(self.bits, r["lo8"],
                                                                      r["cross8"])
-            self.m.d.comb += out[k].eq(Mux(mul, product, lanes[k]))
+            self.m.d.comb += out[k].eq(Mux(self.mul8[k], product, lanes[k]))
         return final

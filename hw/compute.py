@@ -28,7 +28,7 @@ from .forward import acc_lane_groups
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .load import mux_read_clients
-from .registers import replicated_flag
+from .registers import replicated_register
 from .sram import Sram, entry_bits, read_signature, write_signature
 from .uop_loop import OFFSETS, UopLoop
 
@@ -113,7 +113,7 @@ class Compute(wiring.Component):
         enable of its own (loaded from the stage before: the same value every cycle), not
         one flip-flop routed to the address and data pins of every block RAM."""
         ports = acc_sram.write_ports()
-        pipe_writes = replicated_flag(m, platform, pipe.acc_write_next, len(ports),
+        pipe_writes = replicated_register(m, platform, pipe.acc_write_next, len(ports),
                                       "acc_write_pipe")
         bits = len(ports[0].data)
         for k, (port, pipe_write) in enumerate(zip(ports, pipe_writes)):

@@ -24,6 +24,7 @@ from vtalab.spec.isa import INSN_BITS
 from .axi_master import FifoSlice
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
+from .registers import replicated_register
 from .sram import entry_bits, write_signature
 
 PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -69,7 +70,7 @@ class DmaReader(wiring.Component):
         with m.If(self._start):
             m.d.sync += [reg.eq(values[name]) for name, reg in fields.items()]
         issuing = self._issuer(m, fields)
-        writing = self._writer(m, fields)
+        writing = self._writer(m, platform, fields)
         m.d.comb += self.busy.eq(self._start | issuing | writing | self.write.en)
         return m
 
@@ -81,7 +82,7 @@ class DmaReader(wiring.Component):
                             self._start, rows)
 
     # ---- SRAM writes -----------------------------------------------------------------------
-    def _writer(self, m: Module, f: dict) -> Signal:
+    def _writer(self, m: Module, platform, f: dict) -> Signal:
         """Walks the destination entries. Whether an entry is padding comes from four
         registered flags (x >= x_lo, x < x_hi, y >= y_lo, y < y_hi) updated by equality
         tests against bounds registered in the setup cycles after the LOAD starts (from the
@@ -142,7 +143,7 @@ class DmaReader(wiring.Component):
         # whether the next column is the data row's first / last: the unpacker registers
         # them; equality tests of registers per case, not the next column's adder
         first_next, last_next = Signal(), Signal()
-        entry, entry_valid, take = self._unpacker(m, f, first_next, last_next)
+        entry, entry_valid, take = self._unpacker(m, platform, f, first_next, last_next)
         advance = Signal()
         m.d.comb += [
             advance.eq(writing & ~first_cell & ~second_cell & ~third_cell
@@ -191,7 +192,7 @@ class DmaReader(wiring.Component):
         m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
         return writing
 
-    def _unpacker(self, m: Module, f: dict, first_next, last_next):
+    def _unpacker(self, m: Module, platform, f: dict, first_next, last_next):
         """(entry, entry_valid, take): entries of the data rows, in order. The row
         first/last flags are registered from the writer's tests of its next column
         (correct from the second setup cycle on, when the bounds are loaded and nothing
@@ -202,7 +203,7 @@ class DmaReader(wiring.Component):
         take = Signal()
         entry_valid = Signal()
         if ebytes >= cfg.bus_bytes:
-            return self._assembler(m, take, entry_valid) + (take,)
+            return self._assembler(m, platform, take, entry_valid) + (take,)
         # Narrow entries: several per beat; each data row starts at its DRAM offset.
         per_beat = cfg.bus_bytes // ebytes
         log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)
@@ -225,7 +226,7 @@ class DmaReader(wiring.Component):
                 m.d.sync += row_addr.eq(row_addr + (f["x_stride"] << log_e))
         return resp.payload.word_select(slot, ebits), entry_valid, take
 
-    def _assembler(self, m: Module, take, entry_valid) -> tuple:
+    def _assembler(self, m: Module, platform, take, entry_valid) -> tuple:
         """(entry, entry_valid) for entries of one or more whole beats. The first beats
         of an entry collect in ``head``, the last one completes ``entry`` beside them, so
         with two or more beats the response's ready comes from registers alone (a full
@@ -243,18 +244,29 @@ class DmaReader(wiring.Component):
             return beats.o_data, entry_valid
         entry, have = Signal(self.entry_bytes * 8), Signal()
         m.d.comb += entry_valid.eq(have)
-        with m.If(take):
-            m.d.sync += have.eq(0)
         head = Signal(cfg.bus_bits * (per_entry - 1))
         count, at_last = Signal(range(per_entry)), Signal()
         m.d.comb += resp.ready.eq(~(have & at_last))
-        with m.If(resp.valid & resp.ready):
+        beat = resp.valid & resp.ready
+        have_next = (beat & at_last) | (have & ~take)
+        at_last_next = Mux(beat, ~at_last & (count == per_entry - 2), at_last)
+        m.d.sync += [have.eq(have_next), at_last.eq(at_last_next)]
+        with m.If(beat):
             with m.If(at_last):
-                m.d.sync += [entry.eq(Cat(head, resp.payload)), have.eq(1),
-                             count.eq(0), at_last.eq(0)]
+                m.d.sync += count.eq(0)
             with m.Else():
                 m.d.sync += [head.word_select(count, cfg.bus_bits).eq(resp.payload),
-                             count.eq(count + 1), at_last.eq(count == per_entry - 2)]
+                             count.eq(count + 1)]
+        # the entry register loads beat by beat-sized group, each group's clock enable
+        # from copies of ``have`` and ``at_last`` of its own: not one enable to every bit
+        # of a 1024-bit entry
+        copies = [replicated_register(m, platform, value, per_entry, name)
+                  for value, name in ((have_next, "have"), (at_last_next, "at_last"))]
+        whole = Cat(head, resp.payload)
+        for g, (have_g, at_last_g) in enumerate(zip(*copies)):
+            bits = slice(g * cfg.bus_bits, (g + 1) * cfg.bus_bits)
+            with m.If(resp.valid & at_last_g & ~have_g):
+                m.d.sync += entry[bits].eq(whole[bits])
         return entry, entry_valid
 
 

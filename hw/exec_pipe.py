@@ -158,7 +158,7 @@ class ExecPipe(wiring.Component):
         alu.clip(op[7], alu_en[7])
         alu_result = Signal(acc_bits, name="alu9", reset_less=True)
         with m.If(alu_en[8]):
-            m.d.sync += alu_result.eq(alu.final(op[8]))
+            m.d.sync += alu_result.eq(alu.final())
         # the acc row, with in-flight results forwarded into it (stages 8 and 9)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}

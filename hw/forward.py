@@ -22,7 +22,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from vtalab.spec import Config
 from vtalab.spec.timing import WRITE_STAGE
 
-from .registers import replicated_flag
+from .registers import replicated_register
 from .verilog import for_simulator
 
 ACCUMULATE_STAGE = WRITE_STAGE - 1
@@ -60,7 +60,7 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
         m.d.sync += hits[-1].eq(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]))
 
     def copies(value, name):
-        return replicated_flag(m, platform, value, groups, name)
+        return replicated_register(m, platform, value, groups, name)
     # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
     sels = [(d, copies(hits[k] & ~any_of(hits[:k]), f"fwd{a - 1}_{d}"))
             for k, d in enumerate(range(2, FORWARD_DEPTH + 1))]
@@ -87,8 +87,8 @@ def accumulated(m: Module, platform, groups: int, op, rows: list, sums: list, al
     """Stage A's result: per lane group the ALU's result, zero (a reset GEMM) or the
     forwarded row plus the tree sums (``accumulate(acc_element, sum)``)."""
     a = ACCUMULATE_STAGE
-    is_alu = replicated_flag(m, platform, op[a - 1].is_alu, groups, f"alu{a}_sel")
-    reset = replicated_flag(m, platform, op[a - 1].reset, groups, f"reset{a}_sel")
+    is_alu = replicated_register(m, platform, op[a - 1].is_alu, groups, f"alu{a}_sel")
+    reset = replicated_register(m, platform, op[a - 1].reset, groups, f"reset{a}_sel")
     per_group = len(sums) // groups
     parts = []
     for g, row in enumerate(rows):

@@ -16,26 +16,28 @@ def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
     return reg
 
 
-def replicated_flag(m: Module, platform, value, copies: int, name: str) -> list:
-    """``copies`` one-bit registers that all load ``value`` every cycle (0 after reset):
-    one per group of a control signal's loads, so that no single flip-flop drives a net
-    spread over a large array (the placer puts each copy beside its group).
+def replicated_register(m: Module, platform, value, copies: int, name: str) -> list:
+    """``copies`` registers that all load ``value`` every cycle (0 after reset): one per
+    group of a control signal's loads, so that no single flip-flop drives a net spread
+    over a large array (the placer puts each copy beside its group).
 
-    On ECP5 each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops (a ``keep``
-    on the wire does not stop it), an instance it leaves alone. Cycle simulators get one
-    register for all copies (the same values, less to evaluate)."""
+    On ECP5 each bit of each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops
+    (a ``keep`` on the wire does not stop it), an instance it leaves alone. Cycle
+    simulators get one register for all copies (the same values, less to evaluate)."""
+    width = len(value)
     if for_simulator(platform):
-        reg = Signal(name=name)
+        reg = Signal(width, name=name)
         m.d.sync += reg.eq(value)
         return [reg] * copies
-    regs = [Signal(name=f"{name}_{k}") for k in range(copies)]
+    regs = [Signal(width, name=f"{name}_{k}") for k in range(copies)]
     if getattr(platform, "family", None) != "ecp5":
         m.d.sync += [reg.eq(value) for reg in regs]
         return regs
     for k, reg in enumerate(regs):
-        m.submodules[f"{name}_{k}_ff"] = Instance(
-            "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK", p_LSRMUX="LSR",
-            p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
-            i_CLK=ClockSignal("sync"), i_CE=1, i_LSR=ResetSignal("sync"), i_DI=value,
-            o_Q=reg)
+        for bit in range(width):
+            m.submodules[f"{name}_{k}_ff{bit}"] = Instance(
+                "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK",
+                p_LSRMUX="LSR", p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
+                i_CLK=ClockSignal("sync"), i_CE=1, i_LSR=ResetSignal("sync"),
+                i_DI=value[bit], o_Q=reg[bit])
     return regs

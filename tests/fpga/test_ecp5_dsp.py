@@ -13,7 +13,9 @@ from vtalab.hw.ecp5_dsp import registered_product
 from vtalab.hw.exec_pipe import ExecPipe
 from vtalab.spec import preset
 
-MODEL = Path(__file__).resolve().parent / "models" / "MULT18X18D.v"
+MODELS = Path(__file__).resolve().parent / "models"
+MODEL = MODELS / "MULT18X18D.v"
+FF_MODEL = MODELS / "TRELLIS_FF.v"
 
 
 class Ecp5:
@@ -118,9 +120,10 @@ def test_dsp_product_equals_generic_register_under_the_cell_model():
 @pytest.mark.slow
 def test_ecp5_core_matches_functional_simulator_under_the_cell_model():
     """The core as ECP5 boards build it (every GEMM product and ALU MUL partial in a DSP
-    output register, the STORE's entry count from a DSP) runs the tb_core programs
-    exactly as the functional simulator does."""
+    output register, the STORE's entry count from a DSP, the accumulator's per-lane
+    control copies as TRELLIS_FF instances) runs the tb_core programs exactly as the
+    functional simulator does."""
     from tests.hw.rtl import run
     from vtalab.hw.core import Core
     run("core-tiny-ecp5", Core(preset("tiny")), "tb_core", env={"VTALAB_BUS_BITS": "64"},
-        platform=Ecp5(), sources=[MODEL])
+        platform=Ecp5(), sources=[MODEL, FF_MODEL])

@@ -46,7 +46,7 @@ class BothAlus(wiring.Component):
         alu.lanes(view, on)
         alu.select(view, on)
         alu.clip(view, on)
-        m.d.comb += self.stages.eq(alu.final(view))
+        m.d.comb += self.stages.eq(alu.final())
         return m
 
 
