@@ -70,6 +70,7 @@ def platform_for(board: Board):
     platform.vtalab_dsp_product_registers = board.dsp_product_registers   # hw/ecp5_dsp.py
     if board.open_flow:
         platform.vtalab_sram_collisions = "undefined"      # hw/sram.py, _collision_script
+        platform.vtalab_lane_groups = True                  # hw/forward.py
     add_board_resources(board, platform)
     return platform
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from vtalab.hw.alu import mul_products
 from vtalab.hw.forward import acc_lane_groups
+from vtalab.hw.verilog import OpenFlowPlatform
 from vtalab.spec import Config
 
 from .boards import Board, get_board
@@ -93,11 +94,12 @@ def _split(bits: int, native: int) -> list[int]:
     return [0] + [s + native - 1 for s in _split(bits - (native - 1), native)]
 
 
-def memories(cfg: Config, dram_bytes: int = 0) -> dict:
-    """name -> (width bits, depth, copies) of every block-RAM candidate."""
+def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dict:
+    """name -> (width bits, depth, copies) of every block-RAM candidate; ``lane_groups``:
+    the accumulator sliced per element, as the open flow builds it (hw/forward.py)."""
     mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
             for buf in READ_PORTS}
-    slices = acc_lane_groups(cfg)         # synthesized: a memory per accumulator element
+    slices = acc_lane_groups(cfg, OpenFlowPlatform() if lane_groups else None)
     mems["acc"] = (cfg.entry_bytes("acc") * 8 // slices, cfg.depth("acc"),
                    READ_PORTS["acc"] * slices)
     if dram_bytes:
@@ -124,7 +126,7 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
     flow = board.flow
     detail = {}
     bram = 0
-    for name, (width, depth, copies) in memories(cfg, board.dram_bytes).items():
+    for name, (width, depth, copies) in memories(cfg, board.dram_bytes, board.open_flow).items():
         blocks = copies * bram_blocks(width, depth, flow)
         detail[f"bram_{name}"] = blocks
         bram += blocks

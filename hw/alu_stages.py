@@ -37,7 +37,7 @@ from .alu import (mul_combine, mul_cross, mul_cross_bits, mul_operand, mul_opera
                   mul_products, sat_clip, wrap_to)
 from .ecp5_dsp import registered_product
 from .gemm import element_view
-from .registers import enabled_register, replicated_register
+from .registers import enabled_register, replicated_register, replicates
 from .sram import entry_bits
 from .verilog import for_simulator
 
@@ -59,10 +59,10 @@ class AluStages:
         return enabled_register(self.m, value, enable, name, shape)
 
     def _lane_regs(self, shape, name, enable, value) -> list:
-        """A control register per lane, all holding ``value``: synthesized, copies placed
-        beside their lanes (hw/registers.py; the synthesized datapath loads every cycle,
-        ``enable`` is constant there); one shared register for cycle simulators."""
-        if for_simulator(self.platform):
+        """A control register per lane, all holding ``value``: in the open FPGA flow copies
+        placed beside their lanes (hw/registers.py; the synthesized datapath loads every
+        cycle, ``enable`` is constant there), elsewhere one shared register."""
+        if not replicates(self.platform):
             return [self._reg(shape, name, enable, value)] * self.lanes_count
         shaped = Signal(shape, name=f"{name}_d")
         self.m.d.comb += shaped.eq(value)

@@ -10,10 +10,10 @@ The selects are computed a stage early from registered indices, so the accumulat
 is result register -> one mux -> adder -> result register.
 
 Every select (and the accumulate stage's ALU/reset choice) is a flip-flop per lane group:
-synthesized, a group is one accumulator element (its own copy of each select, placed
-beside its 32 bits of muxes and adder, instead of one flip-flop driving the whole row
-across the die); cycle simulators get one group, the whole row (Verilator copies whole
-rows faster).
+in the open FPGA flow a group is one accumulator element (its own copy of each select,
+placed beside its 32 bits of muxes and adder, instead of one flip-flop driving the whole
+row across the die); elsewhere one group, the whole row (Verilator copies whole rows
+faster; vendor tools replicate flip-flops themselves).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal
 from vtalab.spec import Config
 from vtalab.spec.timing import WRITE_STAGE
 
-from .registers import replicated_register
+from .registers import replicated_register, replicates
 from .verilog import for_simulator
 
 ACCUMULATE_STAGE = WRITE_STAGE - 1
@@ -33,8 +33,11 @@ FORWARD_DEPTH = WRITE_STAGE - 2
 def acc_lane_groups(cfg: Config, platform=None) -> int:
     """Groups of accumulator lanes with their own control flip-flops (and, in the compute
     module, their own accumulator block RAMs: hw/sram.py ``write_slices``): one per
-    accumulator element when synthesized, one for cycle simulators."""
-    return 1 if for_simulator(platform) else cfg.batch * cfg.block_out
+    accumulator element on platforms that ask for it (``vtalab_lane_groups``: the open
+    FPGA flow, whose placer does not replicate flip-flops; hw/verilog.OpenFlowPlatform),
+    else one (cycle simulators, the vendor flows: their tools replicate by themselves,
+    and slicing would cost them block RAMs)."""
+    return cfg.batch * cfg.block_out if replicates(platform) else 1
 
 
 def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
 
-from .verilog import for_simulator
 
 
 def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
@@ -16,16 +15,24 @@ def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
     return reg
 
 
+def replicates(platform) -> bool:
+    """Whether control flip-flops are copied per group of their loads: on platforms that
+    ask for it (``vtalab_lane_groups``: the open FPGA flow, whose placer and router do not
+    replicate anything; hw/verilog.OpenFlowPlatform), not for cycle simulators or the
+    vendor flows (their tools replicate by themselves)."""
+    return bool(getattr(platform, "vtalab_lane_groups", False))
+
+
 def replicated_register(m: Module, platform, value, copies: int, name: str) -> list:
     """``copies`` registers that all load ``value`` every cycle (0 after reset): one per
     group of a control signal's loads, so that no single flip-flop drives a net spread
     over a large array (the placer puts each copy beside its group).
 
     On ECP5 each bit of each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops
-    (a ``keep`` on the wire does not stop it), an instance it leaves alone. Cycle
-    simulators get one register for all copies (the same values, less to evaluate)."""
+    (a ``keep`` on the wire does not stop it), an instance it leaves alone. Where
+    :func:`replicates` is false, one register stands for all copies."""
     width = len(value)
-    if for_simulator(platform):
+    if not replicates(platform):
         reg = Signal(width, name=name)
         m.d.sync += reg.eq(value)
         return [reg] * copies

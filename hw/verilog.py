@@ -26,6 +26,14 @@ class SimulatorPlatform:
     vtalab_simulator = True
 
 
+class OpenFlowPlatform:
+    """What the RTL "synthesis" netlist is elaborated for (sim/rtl/build.py): the structure
+    the open FPGA flow synthesizes (per-lane accumulator slices and control copies,
+    hw/forward.py), without the ECP5 cells (fpga/build.py puts the same attribute on the
+    board's platform)."""
+    vtalab_lane_groups = True
+
+
 def for_simulator(platform) -> bool:
     """Whether ``platform`` is a cycle simulator's (:class:`SimulatorPlatform`): logic
     may then take the form Verilator runs fastest, computing the same values."""
@@ -45,14 +53,15 @@ def _builtin_yosys():
             os.environ["AMARANTH_USE_YOSYS"] = saved
 
 
-def generate(cfg: Config, name: str = TOP_NAME, for_simulation: bool = False) -> str:
+def generate(cfg: Config, name: str = TOP_NAME, for_simulation: bool = False,
+             platform=None) -> str:
     """Verilog text of ``Core(cfg)`` with top module ``name`` (built-in Yosys, reproducible).
 
     ``for_simulation``: elaborated for :class:`SimulatorPlatform`, registers written with
     clock enables (:data:`SIMULATION_PASSES`): Verilator runs it faster; the default is
     Amaranth's plain output, as synthesis sees the design."""
     from .core import Core
-    return convert(Core(cfg), name, for_simulation=for_simulation)
+    return convert(Core(cfg), name, platform=platform, for_simulation=for_simulation)
 
 
 def convert(component, name: str, platform=None, for_simulation: bool = False) -> str:

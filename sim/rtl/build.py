@@ -43,8 +43,8 @@ CXX_FLAGS = ["-O3", "-march={arch}", "-fPIC", "-shared", "-std=c++17"]
 NATIVE = "native"
 # Which elaboration of the Core is verilated: "simulation" (hw.verilog.SimulatorPlatform:
 # the wide GEMM, enabled datapath registers, written for Verilator's speed) or
-# "synthesis" (what an FPGA build synthesizes, minus the vendor cells: the exact int8
-# datapath, free-running registers), so the whole RTL test set can run on either:
+# "synthesis" (what an open-flow FPGA build synthesizes, minus the ECP5 cells: the exact
+# int8 datapath, free-running registers, per-lane accumulator slices), so the whole RTL test set can run on either:
 # ``VTALAB_RTL_NETLIST=synthesis pytest tests/rtl``.
 NETLISTS = ("simulation", "synthesis")
 NETLIST_ENV = "VTALAB_RTL_NETLIST"
@@ -161,10 +161,13 @@ def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE
 
 def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE,
            netlist: str = NETLISTS[0]) -> None:
-    from vtalab.hw.verilog import generate
+    from vtalab.hw.verilog import OpenFlowPlatform, generate
     start = time.perf_counter()
     echo(f"rtl: generating the {netlist} Verilog for config {cfg.name} ({cfg.fingerprint()})")
-    verilog = generate(cfg, name=codegen.TOP, for_simulation=netlist == "simulation")
+    if netlist == "simulation":
+        verilog = generate(cfg, name=codegen.TOP, for_simulation=True)
+    else:
+        verilog = generate(cfg, name=codegen.TOP, platform=OpenFlowPlatform())
     (work / "top.v").write_text(codegen.sim_wrapper(verilog))
     (work / "top.vlt").write_text(codegen.verilator_config(verilog))
     (work / "vtalab_config.h").write_text(codegen.config_header(cfg))

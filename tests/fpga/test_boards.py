@@ -39,7 +39,7 @@ def test_ulx3s_shape_routes_and_the_transposed_128_mac_shape_does_not_fit():
 
 
 def test_default_config_fails_early_naming_resource_and_numbers():
-    with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 306 .*; "
+    with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 320 .*; "
                                             r"multipliers \(DSPs\) must be at most 156, "
                                             r"not 305 \(GEMM 1x16x16 = 256, ALU 48, other 1\)"):
         check_fits(Config(), "ulx3s-85f")
@@ -62,7 +62,9 @@ def test_block_ram_and_dsp_arithmetic():
     assert multiplier_dsps(8, 8, 16) == 1
     assert multiplier_dsps(32, 32, 32) == 3      # the high x high part is above bit 32
     assert multiplier_dsps(32, 32, 64) == 4
-    assert estimate(Config(), "ulx3s-85f").detail["bram_acc"] == 2 * bram_blocks(512, 2048)
+    # the open flow slices the accumulator per element (hw/forward.py): 16 x 32 bits
+    assert estimate(Config(), "ulx3s-85f").detail["bram_acc"] == 2 * 16 * bram_blocks(32, 2048)
+    assert estimate(Config(), "pynq-z1").detail["bram_acc"] == 2 * bram_blocks(512, 2048)
 
 
 def test_unknown_board():

@@ -19,8 +19,10 @@ FF_MODEL = MODELS / "TRELLIS_FF.v"
 
 
 class Ecp5:
+    """An open-flow ECP5 board's platform, as fpga/build.py platform_for makes it."""
     family = "ecp5"
     vtalab_dsp_product_registers = True
+    vtalab_lane_groups = True
 
 
 class Ecp5FabricRegisters:

@@ -1,19 +1,19 @@
-"""hw/registers.py replicated_register: per-lane copies of the accumulator's control flip-flops
-are TRELLIS_FF instances on ECP5 (Yosys would merge equal registers), plain registers
-elsewhere, one register for cycle simulators. That the copies behave as the register they
-replace is what the RTL tests on the synthesis netlist and the ECP5 core under the cell
-models (tests/fpga/test_ecp5_dsp.py) show."""
+"""hw/registers.py replicated_register: in the open FPGA flow the per-lane copies of the
+accumulator's and the ALU's control flip-flops, and the DMA assembler's per-beat copies,
+are TRELLIS_FF instances on ECP5 (Yosys would merge equal registers), plain registers on
+the synthesis netlist the RTL tests run, and one register elsewhere. That the copies
+behave as the register they replace is what the RTL tests on the synthesis netlist and
+the ECP5 core under the cell models (tests/fpga/test_ecp5_dsp.py) show."""
 from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 
 from vtalab.hw.core import Core
 from vtalab.hw.forward import FORWARD_DEPTH
 from vtalab.hw.registers import replicated_register
-from vtalab.hw.verilog import SimulatorPlatform
+from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
 
 from .test_ecp5_dsp import Ecp5, _cells
-
 
 
 def flops_per_lane(cfg) -> int:
@@ -26,20 +26,30 @@ def flops_per_lane(cfg) -> int:
     return forward + 2 + 1 + alu
 
 
+def _assembler_copies(cfg) -> int:
+    """``have`` and ``at_last`` per bus beat of each multi-beat entry (wgt, acc here)."""
+    beats = [cfg.entry_bytes(b) // cfg.bus_bytes for b in ("inp", "wgt", "acc")]
+    return sum(2 * n for n in beats if n > 1)
+
+
 def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     cfg = preset("tiny")
     cells = _cells(rtlil.convert(Core(cfg), platform=Ecp5()), "TRELLIS_FF")
-    assert len(cells) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
+    assembler = [c for c in cells if c.startswith(("\\TRELLIS_FF \\have_",
+                                                   "\\TRELLIS_FF \\at_last_"))]
+    assert len(assembler) == _assembler_copies(cfg) > 0
+    assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
     for cell in cells:
         assert 'parameter \\CEMUX "1"' in cell and 'parameter \\SRMODE "LSR_OVER_CE"' in cell
         assert "connect \\LSR \\rst" in cell and "connect \\CLK \\clk" in cell
     assert not _cells(rtlil.convert(Core(cfg)), "TRELLIS_FF")
 
 
-def test_copies_are_registers_of_their_own_except_for_simulators():
+def test_copies_are_registers_of_their_own_only_where_the_platform_asks():
     value = Signal()
     m = Module()
-    copies = replicated_register(m, None, value, 3, "flag")
+    copies = replicated_register(m, OpenFlowPlatform(), value, 3, "flag")
     assert len({id(c) for c in copies}) == 3
-    simulated = replicated_register(m, SimulatorPlatform(), value, 3, "flag_sim")
-    assert len(simulated) == 3 and len({id(c) for c in simulated}) == 1
+    for platform in (None, SimulatorPlatform()):
+        shared = replicated_register(m, platform, value, 3, "shared")
+        assert len(shared) == 3 and len({id(c) for c in shared}) == 1
