@@ -4,7 +4,8 @@ The same function as :class:`vtalab.hw.alu.AluCore` (which stays the one-cycle r
 cut so that no stage has more than one carry chain or one barrel shifter in series, and
 no carry chain starts behind a mux:
 
-    stage 3  the immediate at the lane width, registered (once per micro-op)
+    stage 3  the immediate at the lane width and its shift as a direction and a distance,
+             registered (once per micro-op)
     stage 4  per lane: a (the dst element) and operand = imm or src element, registered;
              the immediate's shift (SAT's, or SHR's with use_imm) as a direction and a
              distance, and stage 5's selects, registered (from the micro-op's fields)
@@ -78,6 +79,12 @@ class AluStages:
         """The immediate at the lane width, once per micro-op (not once per lane)."""
         self.imm = self._reg(signed(self.bits), "alu4_imm", enable, op.imm)
         self.use_imm = self._lane_regs(1, "alu4_use_imm", enable, op.use_imm)
+        # the immediate's shift as a direction and a distance, once (the lanes' copies
+        # are loaded from these registers, not from the negation)
+        amount = op.imm[:self.cfg.shift_bits].as_signed()
+        self.imm_left4 = self._reg(1, "alu4_imm_left", enable, amount < 0)
+        self.imm_dist4 = self._reg(unsigned(self.cfg.shift_bits), "alu4_imm_dist", enable,
+                                   Mux(amount < 0, -amount, amount))
 
     def operands(self, op, dst_row, src_row, enable) -> None:
         """Per lane a and the operand (imm or src element); the shift taken from the
@@ -89,12 +96,10 @@ class AluStages:
         self.operand = [self._reg(signed(self.bits), f"alu5_operand_{k}", enable,
                                   Mux(self.use_imm[k], self.imm, src[k]))
                         for k in range(self.lanes_count)]
-        amount = op.imm[:sb].as_signed()
         self.imm_shift = self._lane_regs(1, "alu5_imm_shift", enable,
                                          (opcode == AluOp.SAT) | op.use_imm)
-        self.imm_left = self._lane_regs(1, "alu5_imm_left", enable, amount < 0)
-        self.imm_dist = self._lane_regs(unsigned(sb), "alu5_imm_dist", enable,
-                                        Mux(amount < 0, -amount, amount))
+        self.imm_left = self._lane_regs(1, "alu5_imm_left", enable, self.imm_left4)
+        self.imm_dist = self._lane_regs(unsigned(sb), "alu5_imm_dist", enable, self.imm_dist4)
         self.v_sum = self._lane_regs(1, "alu5_v_sum", enable,
                                      (opcode == AluOp.SAT) & ~op.use_imm)
         self.w_sum = self._lane_regs(1, "alu5_w_sum", enable, opcode == AluOp.ADD)

@@ -245,27 +245,26 @@ class DmaReader(wiring.Component):
         entry, have = Signal(self.entry_bytes * 8), Signal()
         m.d.comb += entry_valid.eq(have)
         head = Signal(cfg.bus_bits * (per_entry - 1))
-        count, at_last = Signal(range(per_entry)), Signal()
+        # which beat of the entry comes next, one-hot (a rotating bit): beat j < last loads
+        # head's word j when valid, a two-input enable; the last completes the entry
+        slot = Signal(per_entry, init=1)
+        at_last = slot[-1]
         m.d.comb += resp.ready.eq(~(have & at_last))
         beat = resp.valid & resp.ready
         have_next = (beat & at_last) | (have & ~take)
-        at_last_next = Mux(beat, ~at_last & (count == per_entry - 2), at_last)
-        m.d.sync += [have.eq(have_next), at_last.eq(at_last_next)]
+        m.d.sync += have.eq(have_next)
         with m.If(beat):
-            with m.If(at_last):
-                m.d.sync += count.eq(0)
-            with m.Else():
-                m.d.sync += [head.word_select(count, cfg.bus_bits).eq(resp.payload),
-                             count.eq(count + 1)]
-        # the entry register loads beat by beat-sized group, each group's clock enable
-        # from copies of ``have`` and ``at_last`` of its own: not one enable to every bit
-        # of a 1024-bit entry
-        copies = [replicated_register(m, platform, value, per_entry, name)
-                  for value, name in ((have_next, "have"), (at_last_next, "at_last"))]
+            m.d.sync += slot.eq(slot.rotate_left(1))
+        for j in range(per_entry - 1):
+            with m.If(resp.valid & slot[j]):
+                m.d.sync += head.word_select(j, cfg.bus_bits).eq(resp.payload)
+        # the entry register loads by beat-sized group, each group's enable from a copy of
+        # ``have`` of its own: not one enable to every bit of a 1024-bit entry
         whole = Cat(head, resp.payload)
-        for g, (have_g, at_last_g) in enumerate(zip(*copies)):
+        for g, have_g in enumerate(replicated_register(m, platform, have_next, per_entry,
+                                                       "have")):
             bits = slice(g * cfg.bus_bits, (g + 1) * cfg.bus_bits)
-            with m.If(resp.valid & at_last_g & ~have_g):
+            with m.If(resp.valid & at_last & ~have_g):
                 m.d.sync += entry[bits].eq(whole[bits])
         return entry, entry_valid
 
