@@ -146,6 +146,9 @@ class Compute(wiring.Component):
         self._read(m, uop_sram.read_port(0), pipe.uop_read)
         self._read(m, acc_sram.read_port(0), pipe.acc_read_dst)
         self._read(m, acc_sram.read_port(1), pipe.acc_read_src)
+        if acc_sram.slices > 1:
+            m.d.comb += [acc_sram.read_0_addrs.eq(pipe.acc_read_dst_addrs),
+                         acc_sram.read_1_addrs.eq(pipe.acc_read_src_addrs)]
         self._read(m, wiring.flipped(self.inp_read), pipe.inp_read)
         self._read(m, wiring.flipped(self.wgt_read), pipe.wgt_read)
         m.d.comb += [self.out_write.addr.eq(pipe.out_write.addr),

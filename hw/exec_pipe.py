@@ -59,6 +59,7 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
                       any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
+from .registers import replicated_register
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 from .verilog import for_simulator
@@ -105,6 +106,10 @@ class ExecPipe(wiring.Component):
             "uop_read": In(read_signature(32, cfg.depth("uop"))),
             "acc_read_dst": In(read_signature(acc_bits, cfg.depth("acc"))),
             "acc_read_src": In(read_signature(acc_bits, cfg.depth("acc"))),
+            # the two read addresses once per accumulator lane (hw/sram.py write_slices)
+            **{f"acc_read_{n}_addrs": Out(data.ArrayLayout(cfg.addr_bits("acc"),
+                                                           cfg.batch * cfg.block_out))
+               for n in ("dst", "src")},
             "acc_write": In(write_signature(acc_bits, cfg.depth("acc"))),
             "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
@@ -131,6 +136,7 @@ class ExecPipe(wiring.Component):
         # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
+        self._lane_addresses(m, platform, idx, moving)
         go2 = valid[2] & ~stall
         ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + [
             (valid[s], dst[s]) for s in range(3, WRITE_STAGE - 1)]
@@ -188,6 +194,16 @@ class ExecPipe(wiring.Component):
         entering = [self.valid & ~stall] + front
         m.d.sync += self.busy.eq(any_of(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
         return m
+
+    def _lane_addresses(self, m, platform, idx, moving):
+        """The acc read addresses per lane group: copies of the stage-2 index registers
+        (loaded as they are), each beside its slice of the accumulator's block RAMs."""
+        groups = acc_lane_groups(self.cfg, platform)
+        for k, name in enumerate(("dst", "src")):
+            copies = [idx[2][k]] if groups == 1 else replicated_register(
+                m, platform, idx["1d"][k], groups, f"{name}_idx2", enable=moving)
+            out = getattr(self, f"acc_read_{name}_addrs")
+            m.d.comb += [out[j].eq(copies[j % len(copies)]) for j in range(len(out))]
 
     def _front(self, m, valid, op, acc_aw, moving):
         """Stages 1..1d, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the

@@ -23,8 +23,10 @@ def replicates(platform) -> bool:
     return bool(getattr(platform, "vtalab_lane_groups", False))
 
 
-def replicated_register(m: Module, platform, value, copies: int, name: str) -> list:
-    """``copies`` registers that all load ``value`` every cycle (0 after reset): one per
+def replicated_register(m: Module, platform, value, copies: int, name: str,
+                        enable=None) -> list:
+    """``copies`` registers that all load ``value`` every cycle, or when ``enable`` is high
+    (0 after reset): one per
     group of a control signal's loads, so that no single flip-flop drives a net spread
     over a large array (the placer puts each copy beside its group).
 
@@ -33,18 +35,18 @@ def replicated_register(m: Module, platform, value, copies: int, name: str) -> l
     :func:`replicates` is false, one register stands for all copies."""
     width = len(value)
     if not replicates(platform):
-        reg = Signal(width, name=name)
-        m.d.sync += reg.eq(value)
-        return [reg] * copies
-    regs = [Signal(width, name=f"{name}_{k}") for k in range(copies)]
-    if getattr(platform, "family", None) != "ecp5":
-        m.d.sync += [reg.eq(value) for reg in regs]
-        return regs
+        regs = [Signal(width, name=name)]
+    else:
+        regs = [Signal(width, name=f"{name}_{k}") for k in range(copies)]
+    if not replicates(platform) or getattr(platform, "family", None) != "ecp5":
+        with m.If(1 if enable is None else enable):
+            m.d.sync += [reg.eq(value) for reg in regs]
+        return regs * (copies // len(regs))
     for k, reg in enumerate(regs):
         for bit in range(width):
             m.submodules[f"{name}_{k}_ff{bit}"] = Instance(
-                "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1", p_CLKMUX="CLK",
-                p_LSRMUX="LSR", p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
-                i_CLK=ClockSignal("sync"), i_CE=1, i_LSR=ResetSignal("sync"),
-                i_DI=value[bit], o_Q=reg[bit])
+                "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1" if enable is None else "CE",
+                p_CLKMUX="CLK", p_LSRMUX="LSR", p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
+                i_CLK=ClockSignal("sync"), i_CE=1 if enable is None else enable,
+                i_LSR=ResetSignal("sync"), i_DI=value[bit], o_Q=reg[bit])
     return regs

@@ -17,8 +17,8 @@ platform may ask for cheaper memories with ``vtalab_sram_collisions``:
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
-from amaranth.lib import memory, wiring
-from amaranth.lib.wiring import Out
+from amaranth.lib import data, memory, wiring
+from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.errors import ConfigError
@@ -52,9 +52,10 @@ class Sram(wiring.Component):
     """``write`` and ``read_<i>`` ports of a ``depth`` x ``width`` memory.
 
     With ``write_slices`` = n > 1 the memory is n column slices of width / n bits, each
-    written through its own port ``write_<k>`` (bits k*width/n and up; the read ports
-    still read whole rows): a writer can then drive each slice's address, data and
-    enable from copies of its control flip-flops placed beside that slice's block RAMs."""
+    written through its own port ``write_<k>`` (bits k*width/n and up) and read at its own
+    address ``read_<i>_addrs[k]`` (each read port still returns whole rows; its ``addr``
+    is unused): a user can then drive each slice's addresses, data and enables from
+    copies of its flip-flops placed beside that slice's block RAMs."""
 
     def __init__(self, width: int, depth: int, read_ports: int = 1, write_slices: int = 1):
         if depth < 2 or depth & (depth - 1):
@@ -69,6 +70,9 @@ class Sram(wiring.Component):
             f"write_{k}": Out(write_signature(slice_bits, depth)) for k in range(write_slices)}
         for i in range(read_ports):
             members[f"read_{i}"] = Out(read_signature(width, depth))
+            if write_slices > 1:
+                members[f"read_{i}_addrs"] = In(data.ArrayLayout(_addr_width(depth),
+                                                                 write_slices))
         super().__init__(members)
 
     @classmethod
@@ -112,11 +116,12 @@ class Sram(wiring.Component):
         for i in range(self.n_read):
             rport = mem.read_port()
             ours = self.read_port(i)
-            m.d.comb += [rport.addr.eq(ours.addr), rport.en.eq(ours.en)]
+            addr = ours.addr if self.slices == 1 else getattr(self, f"read_{i}_addrs")[k]
+            m.d.comb += [rport.addr.eq(addr), rport.en.eq(ours.en)]
             if collisions == "poison":
                 collided = Signal(name=f"collided_{i}_{k}")
                 with m.If(ours.en):
-                    m.d.sync += collided.eq(write.en & (write.addr == ours.addr))
+                    m.d.sync += collided.eq(write.en & (write.addr == addr))
                 datas[i].append(Mux(collided, ~rport.data, rport.data))
             else:
                 datas[i].append(rport.data)

@@ -18,12 +18,13 @@ from .test_ecp5_dsp import Ecp5, _cells
 
 def flops_per_lane(cfg) -> int:
     """The older results' one-hot selects, "none", the overwrite, the newest result's
-    select; the accumulate stage's ALU / reset choice; the accumulator write's select;
+    select; the accumulate stage's ALU / reset choice; the accumulator write's select
+    and its two read addresses;
     the ALU's use_imm, its immediate shift (flag, direction, distance), v_sum, w_sum,
     is_min, the five stage-6 selects, relu and is-MUL."""
     forward = (FORWARD_DEPTH - 1) + 3
     alu = 1 + 2 + cfg.shift_bits + 3 + 5 + 2
-    return forward + 2 + 1 + alu
+    return forward + 2 + 1 + 2 * cfg.addr_bits("acc") + alu
 
 
 def _assembler_copies(cfg) -> int:
@@ -38,8 +39,12 @@ def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     assembler = [c for c in cells if c.startswith("\\TRELLIS_FF \\have_")]
     assert len(assembler) == _assembler_copies(cfg) > 0
     assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
+    enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
+                                                 "\\TRELLIS_FF \\src_idx2_"))]
+    assert len(enabled) == 2 * cfg.addr_bits("acc") * cfg.batch * cfg.block_out
     for cell in cells:
-        assert 'parameter \\CEMUX "1"' in cell and 'parameter \\SRMODE "LSR_OVER_CE"' in cell
+        cemux = '"CE"' if cell in enabled else '"1"'
+        assert f'parameter \\CEMUX {cemux}' in cell and 'parameter \\SRMODE "LSR_OVER_CE"' in cell
         assert "connect \\LSR \\rst" in cell and "connect \\CLK \\clk" in cell
     assert not _cells(rtlil.convert(Core(cfg)), "TRELLIS_FF")
 
