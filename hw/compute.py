@@ -114,7 +114,7 @@ class Compute(wiring.Component):
         one flip-flop routed to the address and data pins of every block RAM."""
         ports = acc_sram.write_ports()
         pipe_writes = replicated_register(m, platform, pipe.acc_write_next, len(ports),
-                                      "acc_write_pipe")
+                                          "acc_write_pipe")
         bits = len(ports[0].data)
         for k, (port, pipe_write) in enumerate(zip(ports, pipe_writes)):
             lanes = slice(k * bits, (k + 1) * bits)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
 
 
-
 def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
     """A reset-less register of ``shape`` (default: ``value``'s) that loads ``value``
     when ``enable`` is high and holds otherwise."""
@@ -26,9 +25,9 @@ def replicates(platform) -> bool:
 def replicated_register(m: Module, platform, value, copies: int, name: str,
                         enable=None) -> list:
     """``copies`` registers that all load ``value`` every cycle, or when ``enable`` is high
-    (0 after reset): one per
-    group of a control signal's loads, so that no single flip-flop drives a net spread
-    over a large array (the placer puts each copy beside its group).
+    (0 after reset): one per group of a control signal's loads, so that no single
+    flip-flop drives a net spread over a large array (the placer puts each copy beside
+    its group).
 
     On ECP5 each bit of each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops
     (a ``keep`` on the wire does not stop it), an instance it leaves alone. Where
