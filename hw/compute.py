@@ -69,7 +69,9 @@ class Compute(wiring.Component):
         m.submodules.acc_sram = acc_sram = Sram.for_buffer(
             cfg, "acc", read_ports=2, write_slices=acc_lane_groups(cfg, platform))
         m.submodules.uop_dma = uop_dma = DmaReader(cfg, "uop", two_d=False)
-        m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True)
+        slices = acc_lane_groups(cfg, platform)
+        m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True,
+                                                   write_copies=slices if slices > 1 else 0)
         m.submodules.loop = loop = UopLoop(cfg)
         m.submodules.pipe = pipe = ExecPipe(cfg)
         self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, pipe, mem)
@@ -110,21 +112,24 @@ class Compute(wiring.Component):
     def _wire_acc_write(m, platform, acc_sram, pipe, acc_dma):
         """The exec pipe's write-back, else the acc LOAD's, into each slice of the
         accumulator: each slice's multiplexer selects with a copy of the pipe's write
-        enable of its own (loaded from the stage before: the same value every cycle), not
-        one flip-flop routed to the address and data pins of every block RAM."""
+        enable of its own (loaded from the stage before: the same value every cycle), and
+        takes copies of both writers' addresses and of the LOAD's enable, not one
+        flip-flop routed to the address and enable pins of every block RAM."""
         ports = acc_sram.write_ports()
         pipe_writes = replicated_register(m, platform, pipe.acc_write_next, len(ports),
                                           "acc_write_pipe")
         bits = len(ports[0].data)
         for k, (port, pipe_write) in enumerate(zip(ports, pipe_writes)):
             lanes = slice(k * bits, (k + 1) * bits)
+            sliced = len(ports) > 1           # then addresses and enables are per slice
+            dma = acc_dma.write_copies[k] if sliced else acc_dma.write
             with m.If(pipe_write):
-                m.d.comb += [port.addr.eq(pipe.acc_write.addr),
+                m.d.comb += [port.addr.eq(pipe.acc_write_addrs[k] if sliced
+                                          else pipe.acc_write.addr),
                              port.data.eq(pipe.acc_write.data[lanes]), port.en.eq(1)]
             with m.Else():
-                m.d.comb += [port.addr.eq(acc_dma.write.addr),
-                             port.data.eq(acc_dma.write.data[lanes]),
-                             port.en.eq(acc_dma.write.en)]
+                m.d.comb += [port.addr.eq(dma.addr), port.data.eq(acc_dma.write.data[lanes]),
+                             port.en.eq(dma.en)]
 
     def _wire_pipe(self, m, gemm, alu, loop, pipe, uop_sram, acc_sram):
         for name in ("uop_bgn", "uop_end", "iter_out", "iter_in"):

@@ -40,16 +40,22 @@ class DmaReader(wiring.Component):
     ``overflow`` strobes for an entry past the end of the buffer (its write wraps: the
     run is in error, hw/error_latch.py)."""
 
-    def __init__(self, cfg: Config, buffer: str, pad: bool = False, two_d: bool = True):
+    def __init__(self, cfg: Config, buffer: str, pad: bool = False, two_d: bool = True,
+                 write_copies: int = 0):
         self.cfg, self.buffer, self.pad, self.two_d = cfg, buffer, pad, two_d
         self.entry_bytes = cfg.entry_bytes(buffer)
-        super().__init__({
+        self.write_copy_count = write_copies
+        members = {
             "start": In(1),
             "insn": In(INSN_BITS),
             "busy": Out(1), "overflow": Out(1),
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "write": In(write_signature(entry_bits(cfg, buffer), cfg.depth(buffer))),
-        })
+        }
+        if write_copies:        # the write's enable and address again, once per SRAM slice
+            members["write_copies"] = Out(data.ArrayLayout(data.StructLayout(
+                {"en": 1, "addr": cfg.addr_bits(buffer)}), write_copies))
+        super().__init__(members)
 
     def elaborate(self, platform):
         m = Module()
@@ -157,6 +163,10 @@ class DmaReader(wiring.Component):
         m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
                      self.write.data.eq(Mux(pad, 0, entry)),
                      self.overflow.eq(advance & (sram_addr[aw] | base_high))]
+        if self.write_copy_count:
+            copies = replicated_register(m, platform, Cat(advance, sram_addr[:aw]),
+                                         self.write_copy_count, "write_copy")
+            m.d.comb += [self.write_copies[k].eq(c) for k, c in enumerate(copies)]
         # the flags after an advance, from registers only: the late R-channel valid
         # (through ``advance``) meets the last multiplexer in front of ``pad``, not the tests
         stepped = {n: Signal(name=f"{n}_stepped") for n in names}

@@ -101,6 +101,9 @@ class ExecPipe(wiring.Component):
             "stall": Out(1),
             "busy": Out(1),
             "acc_write_next": Out(1),       # acc_write.en of the next cycle
+            # acc_write.addr once per accumulator lane (hw/sram.py write_slices)
+            "acc_write_addrs": Out(data.ArrayLayout(cfg.addr_bits("acc"),
+                                                    cfg.batch * cfg.block_out)),
             "gemm_done": Out(1),            # one micro-op retired, per cycle
             "alu_done": Out(1),
             "uop_read": In(read_signature(32, cfg.depth("uop"))),
@@ -179,6 +182,7 @@ class ExecPipe(wiring.Component):
             m.d.sync += results[s].eq(results[s - 1])
         # stage 10: write back
         res_w, dst_w, valid_w = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
+        self._copies(m, platform, self.acc_write_addrs, dst_w, dst[ACCUMULATE_STAGE], "dst_w")
         out = element_view(cfg, "out", self.out_write.data)
         res = element_view(cfg, "acc", res_w)
         m.d.comb += [
@@ -198,12 +202,17 @@ class ExecPipe(wiring.Component):
     def _lane_addresses(self, m, platform, idx, moving):
         """The acc read addresses per lane group: copies of the stage-2 index registers
         (loaded as they are), each beside its slice of the accumulator's block RAMs."""
-        groups = acc_lane_groups(self.cfg, platform)
         for k, name in enumerate(("dst", "src")):
-            copies = [idx[2][k]] if groups == 1 else replicated_register(
-                m, platform, idx["1d"][k], groups, f"{name}_idx2", enable=moving)
-            out = getattr(self, f"acc_read_{name}_addrs")
-            m.d.comb += [out[j].eq(copies[j % len(copies)]) for j in range(len(out))]
+            self._copies(m, platform, getattr(self, f"acc_read_{name}_addrs"), idx[2][k],
+                         idx["1d"][k], f"{name}_idx2", enable=moving)
+
+    def _copies(self, m, platform, out, register, loads, name, enable=None):
+        """``out``, an array of one entry per lane: copies of ``register`` (which loads
+        ``loads`` when ``enable``) per lane group, or ``register`` itself."""
+        groups = acc_lane_groups(self.cfg, platform)
+        copies = [register] if groups == 1 else replicated_register(
+            m, platform, loads, groups, name, enable=enable)
+        m.d.comb += [out[j].eq(copies[j % len(copies)]) for j in range(len(out))]
 
     def _front(self, m, valid, op, acc_aw, moving):
         """Stages 1..1d, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the

@@ -18,13 +18,15 @@ from .test_ecp5_dsp import Ecp5, _cells
 
 def flops_per_lane(cfg) -> int:
     """The older results' one-hot selects, "none", the overwrite, the newest result's
-    select; the accumulate stage's ALU / reset choice; the accumulator write's select
-    and its two read addresses;
+    select; the accumulate stage's ALU / reset choice; the accumulator write's select,
+    the pipe's write address, the acc LOAD's write enable and address, the two read
+    addresses;
     the ALU's use_imm, its immediate shift (flag, direction, distance), v_sum, w_sum,
     is_min, the five stage-6 selects, relu and is-MUL."""
     forward = (FORWARD_DEPTH - 1) + 3
     alu = 1 + 2 + cfg.shift_bits + 3 + 5 + 2
-    return forward + 2 + 1 + 2 * cfg.addr_bits("acc") + alu
+    acc_ports = 1 + cfg.addr_bits("acc") + (1 + cfg.addr_bits("acc")) + 2 * cfg.addr_bits("acc")
+    return forward + 2 + acc_ports + alu
 
 
 def _assembler_copies(cfg) -> int:
