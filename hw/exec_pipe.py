@@ -12,29 +12,30 @@
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1d..1 hold too)
     stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate
-    stage 4  GEMM: the operands registered again (on ECP5 boards the DSPs' input
-             registers: the block RAMs that hold them are a long route from the DSP row);
-             ALU: operands and selects registered (see hw/alu_stages.py)
-    stage 5  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
-             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: sums,
-             compares and shift distances registered
-    stage 6  GEMM: the products registered again in the fabric (the DSP row is a long
-             route from the adders); ALU: shifts, result selected, MUL's partial products
-             (DSP multipliers)
-    stage 7  GEMM: the first adder-tree levels (sums of groups of products) registered;
-             ALU: SAT's clip, MUL's cross products summed
-    stage 8  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
-             the older in-flight results forwarded into it, registered; ALU: MUL's final
-             add, the result registered
-    stage 9  accumulate: forward the newest in-flight result into the acc row, add the
+    stage 4  GEMM: the operands copied, one copy per DSP column (the block RAMs that hold
+             them are a long route from the DSP rows); ALU: operands and selects
+             registered (see hw/alu_stages.py)
+    stage 5  GEMM: the copies registered again (on ECP5 boards the DSPs' input
+             registers); ALU: sums, compares and shift distances registered
+    stage 6  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
+             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: shifts,
+             result selected, MUL's partial products (DSP multipliers)
+    stage 7  GEMM: the products registered again in the fabric (the DSP row is a long
+             route from the adders); ALU: SAT's clip, MUL's cross products summed
+    stage 8  GEMM: the first adder-tree levels (sums of groups of products) registered;
+             ALU: MUL's final add, the result registered
+    stage 9  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
+             the older in-flight results forwarded into it, registered; ALU: the result
+             registered again (a landing register beside the accumulate stage)
+    stage 10 accumulate: forward the newest in-flight result into the acc row, add the
              tree sums (or select the ALU result / zero); result registered
-    stage 10 write acc[dst] and out[dst] (low out_bits of every element)
+    stage 11 write acc[dst] and out[dst] (low out_bits of every element)
 
 Forwarding and the accumulate stage: hw/forward.py.
 
 Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from stage 4, so
 it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
-uop read) until no micro-op in stages 3..10 writes its dst row (or src row when it uses
+uop read) until no micro-op in stages 3..11 writes its dst row (or src row when it uses
 one).
 Micro-ops on different rows run one per cycle. The stall is a register, loaded from an OR of
 registered hit bits (the comparisons are made in stage 1c and move with the pipe:
@@ -43,7 +44,7 @@ from a flip-flop and no comparison sits in front of it.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Const, Module, Signal, signed, unsigned
+from amaranth.hdl import Cat, Const, Module, Signal, signed, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -59,7 +60,7 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
                       any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
-from .registers import replicated_register
+from .registers import enabled_register, replicated_register, replicates
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 from .verilog import for_simulator
@@ -124,7 +125,7 @@ class ExecPipe(wiring.Component):
         cfg = self.cfg
         acc_aw = cfg.addr_bits("acc")
         acc_bits = entry_bits(cfg, "acc")
-        last = WRITE_STAGE + FORWARD_DEPTH - 2          # oldest history stage (16)
+        last = WRITE_STAGE + FORWARD_DEPTH - 2          # oldest history stage (18)
         # per-stage valid / op / dst registers, stages 2..last (index = stage number)
         valid = {s: Signal(name=f"valid{s}") for s in range(2, last + 1)}
         op = {s: Signal(op_layout(), name=f"op{s}", reset_less=True)
@@ -141,8 +142,8 @@ class ExecPipe(wiring.Component):
                      self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
         self._lane_addresses(m, platform, idx, moving)
         go2 = valid[2] & ~stall
-        ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + [
-            (valid[s], dst[s]) for s in range(3, WRITE_STAGE - 1)]
+        ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + _hazard_rows(
+            m, platform, valid, dst, Cat(go2, dst2))
         next_stall = pipe_hazard.next_stall(m, stall, stage1c[1], idx["1c"], ahead, *stage1d)
         m.d.sync += [stall.eq(next_stall), moving.eq(~next_stall)]
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
@@ -157,7 +158,7 @@ class ExecPipe(wiring.Component):
             m.d.sync += [valid[s].eq(valid[s - 1]), dst[s].eq(dst[s - 1])]
         for s in range(4, WRITE_STAGE):
             m.d.sync += op[s].eq(op[s - 1])
-        # stages 4..8: GEMM products and trees, ALU lanes
+        # stages 4..9: GEMM products and trees, ALU lanes
         sums = tree.sums(gemm)
         alu = AluStages(m, cfg, platform)
         alu.immediate(op[3], alu_en[3])
@@ -165,22 +166,21 @@ class ExecPipe(wiring.Component):
         alu.lanes(op[5], alu_en[5])
         alu.select(op[6], alu_en[6])
         alu.clip(op[7], alu_en[7])
-        alu_result = Signal(acc_bits, name="alu9", reset_less=True)
-        with m.If(alu_en[8]):
-            m.d.sync += alu_result.eq(alu.final())
-        # the acc row, with in-flight results forwarded into it (stages 8 and 9)
+        alu_result = enabled_register(m, enabled_register(m, alu.final(), alu_en[8], "alu9"),
+                                      alu_en[9], "alu10")
+        # the acc row, with in-flight results forwarded into it (stages 9 and 10)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
         groups = acc_lane_groups(cfg, platform)
         rows = forwarded_rows(m, platform, groups, valid, dst, op, gemm, accd4, results)
-        # stage 9: accumulate
+        # stage 10: accumulate
         result = accumulated(m, platform, groups, op, rows, sums, alu_result, tree.accumulate)
         a = ACCUMULATE_STAGE
         is_alu_w = Signal()
         m.d.sync += [results[WRITE_STAGE].eq(result), is_alu_w.eq(op[a].is_alu)]
         for s in range(WRITE_STAGE + 1, last + 1):
             m.d.sync += results[s].eq(results[s - 1])
-        # stage 10: write back
+        # stage 11: write back
         res_w, dst_w, valid_w = results[WRITE_STAGE], dst[WRITE_STAGE], valid[WRITE_STAGE]
         self._copies(m, platform, self.acc_write_addrs, dst_w, dst[ACCUMULATE_STAGE], "dst_w")
         out = element_view(cfg, "out", self.out_write.data)
@@ -192,8 +192,8 @@ class ExecPipe(wiring.Component):
             self.gemm_done.eq(valid_w & ~is_alu_w), self.alu_done.eq(valid_w & is_alu_w),
         ]
         m.d.comb += [out[k].eq(res[k][:cfg.out_bits]) for k in range(len(out))]
-        # busy: a micro-op in stages 1..10 (the history stages past the write only forward,
-        # for micro-ops that are themselves in stages 2..10). A register holding what the
+        # busy: a micro-op in stages 1..11 (the history stages past the write only forward,
+        # for micro-ops that are themselves in stages 2..11). A register holding what the
         # OR of those valids will be next cycle: the same value, from a flip-flop.
         entering = [self.valid & ~stall] + front
         m.d.sync += self.busy.eq(any_of(entering + [valid[s] for s in range(2, WRITE_STAGE)]))
@@ -261,8 +261,23 @@ class ExecPipe(wiring.Component):
                 idx)
 
 
+def _hazard_rows(m, platform, valid, dst, entering) -> list:
+    """(valid, dst row) of stages 3..W-2 for the stall's comparisons (hw/pipe_hazard.py):
+    in the open flow a chain of copies of its own (``entering``: what stage 3 loads),
+    placed beside the front's comparators (the pipe's own dst registers are pulled towards
+    the accumulator lanes across the die), elsewhere the pipe's registers."""
+    stages = range(3, WRITE_STAGE - 1)
+    if not replicates(platform):
+        return [(valid[s], dst[s]) for s in stages]
+    rows, row = [], entering
+    for s in stages:
+        row = replicated_register(m, platform, row, 1, f"hazard_row{s}")[0]
+        rows.append((row[0], row[1:]))
+    return rows
+
+
 def _datapath_enables(platform, valid, op) -> tuple:
-    """The clock enables of the datapath registers of stages 3..8: (the SRAM read data's,
+    """The clock enables of the datapath registers of stages 3..9: (the SRAM read data's,
     the GEMM's per stage, the ALU's per stage). From stage 3 on every micro-op moves one
     stage per cycle, so a datapath register's value only matters when its micro-op reaches
     the accumulate stage, and it gets there computed from that micro-op's operands whether

@@ -26,7 +26,7 @@ from .registers import replicated_register, replicates
 from .verilog import for_simulator
 
 ACCUMULATE_STAGE = WRITE_STAGE - 1
-#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..10)
+#: micro-ops ahead of a stage-2 read whose writes it does not see (stages 3..11)
 FORWARD_DEPTH = WRITE_STAGE - 2
 
 

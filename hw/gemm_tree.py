@@ -1,8 +1,9 @@
-"""The GEMM datapath of the exec pipe: operands registered in stage 3 and again in stage 4
-(on ECP5 boards the DSPs' input registers), element products in stage 5, the products
-registered again in stage 6 (a landing register the placer can put between the DSP row and
-the adders: on the ULX3S both routes are long), adder trees over stages 7 and 8, the
-accumulate of stage 9.
+"""The GEMM datapath of the exec pipe: operands registered in stage 3, copied in stage 4
+(one copy per DSP column: the block RAMs that hold them are a long route from the DSP
+rows), registered again in stage 5 (on ECP5 boards the DSPs' input registers), element
+products in stage 6, the products registered again in stage 7 (a landing register the
+placer can put between the DSP row and the adders: on the ULX3S both routes are long),
+adder trees over stages 8 and 9, the accumulate of stage 10.
 
 Two elaborations compute the same accumulator values:
 
@@ -16,9 +17,9 @@ Two elaborations compute the same accumulator values:
   narrower signed value zero-extended and sign-extends it at every use; at full width
   nothing is extended (a product is one 64-bit multiply, truncated). The wide datapath is
   also retimed: each output's whole sum of products is computed in stage 3, straight from
-  the SRAM read data, and only the BATCH x BLOCK_OUT sums are registered, in stages 3..8.
+  the SRAM read data, and only the BATCH x BLOCK_OUT sums are registered, in stages 3..9.
   GEMM micro-ops move one stage per cycle from stage 3 on (the stage enables are a delay
-  line, hw/exec_pipe.py), so every sum reaches stage 9 in the same cycle with the same
+  line, hw/exec_pipe.py), so every sum reaches stage 10 in the same cycle with the same
   value, and the sums only matter there. Verilator then copies 16 sums per stage instead
   of 256 operands, products and landed products per stage.
 """
@@ -30,13 +31,13 @@ from vtalab.spec import Config
 
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
-from .registers import enabled_register
+from .registers import enabled_register, replicated_register
 from .verilog import for_simulator
 
 
 class GemmTree:
-    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..8, the wide datapath
-    from 3), then :meth:`accumulate` (stage 9)."""
+    """Call :meth:`operands` (stage 3), then :meth:`sums` (stages 4..9, the wide datapath
+    from 3), then :meth:`accumulate` (stage 10)."""
 
     def __init__(self, m: Module, cfg: Config, platform):
         self.m, self.cfg, self.platform = m, cfg, platform
@@ -55,38 +56,39 @@ class GemmTree:
                 regs.append(enabled_register(m, element, enable, f"{buffer}4_{k}"))
 
     def sums(self, gemm: dict) -> list:
-        """Each output's sum of products (registered in stage 8 for stage 9), in
-        accumulator element order (``gemm``: the stage enables, 3..8 for the wide datapath,
-        4..8 for the exact one). Exact: the operands registered again in stage 4 (``gemm[4]``),
-        products in stage 5, landed in stage 6, sums of groups of them in stage 7, the
-        group sums in stage 8."""
+        """Each output's sum of products (registered in stage 9 for stage 10), in
+        accumulator element order (``gemm``: the stage enables, 3..9 for the wide datapath,
+        4..9 for the exact one). Exact: the operands copied per DSP in stage 4, registered
+        again in stage 5, products in stage 6, landed in stage 7, sums of groups of them in
+        stage 8, the group sums in stage 9."""
         cfg = self.cfg
         if self.wide:
             return self._retimed_sums(gemm)
         group = _first_tree_group(cfg.block_in)
-        inp, wgt, in_dsp = self._stage4_operands(gemm[4])
+        inp, wgt = self._relayed(gemm[4])
+        inp, wgt, in_dsp = self._stage5_operands(inp, wgt, gemm[5])
         sums = []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
                 products = [self._register(
-                    self._product(inp[b * cfg.block_in + i], wgt[o * cfg.block_in + i],
-                                  in_dsp, gemm[5], f"prod6_{b}_{o}_{i}"),
-                    gemm[6], f"land7_{b}_{o}_{i}") for i in range(cfg.block_in)]
-                partial = [self._register(self._sum(products[g:g + group]), gemm[7],
-                                          f"part8_{b}_{o}_{g // group}")
+                    self._product(inp[b, o, i], wgt[b, o, i], in_dsp, gemm[6],
+                                  f"prod7_{b}_{o}_{i}"),
+                    gemm[7], f"land8_{b}_{o}_{i}") for i in range(cfg.block_in)]
+                partial = [self._register(self._sum(products[g:g + group]), gemm[8],
+                                          f"part9_{b}_{o}_{g // group}")
                            for g in range(0, cfg.block_in, group)]
-                sums.append(self._register(self._sum(partial), gemm[8], f"sum9_{b}_{o}"))
+                sums.append(self._register(self._sum(partial), gemm[9], f"sum10_{b}_{o}"))
         return sums
 
     def _retimed_sums(self, gemm: dict) -> list:
-        """The wide datapath's sums: computed whole in stage 3, then delayed to stage 8."""
+        """The wide datapath's sums: computed whole in stage 3, then delayed to stage 9."""
         cfg, sums = self.cfg, []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
                 total = self._sum([(self.inp[b * cfg.block_in + i] *
                                     self.wgt[o * cfg.block_in + i])[:cfg.acc_bits]
                                    for i in range(cfg.block_in)])
-                for stage in range(3, 9):
+                for stage in range(3, 10):
                     total = self._register(total, gemm[stage], f"sum{stage + 1}_{b}_{o}")
                 sums.append(total)
         return sums
@@ -106,14 +108,41 @@ class GemmTree:
         top = 1 << (width - 1)
         return ((element.as_unsigned() + top)[:width] + ((1 << bits) - top))[:bits]
 
-    def _stage4_operands(self, enable):
-        """The operands as registered in stage 4: on ECP5 boards inside each DSP (the enable
-        goes to the product's ``operand_enable``), else once per element here."""
+    def _relayed(self, enable) -> tuple:
+        """The operands copied in stage 4, as maps (b, o, i) -> the register that DSP
+        (b, o, i) reads: in the open flow one copy of an inp element per output column and
+        of a wgt element per batch row, each placed on the way to its DSP (nextpnr does
+        not replicate registers; one inp element feeds BLOCK_OUT DSPs spread over the
+        DSP rows); elsewhere one register per element."""
+        cfg = self.cfg
+        inp = [self._copies(x, cfg.block_out, enable, f"inp5_{k}")
+               for k, x in enumerate(self.inp)]
+        wgt = [self._copies(x, cfg.batch, enable, f"wgt5_{k}") for k, x in enumerate(self.wgt)]
+        index = [(b, o, i) for b in range(cfg.batch) for o in range(cfg.block_out)
+                 for i in range(cfg.block_in)]
+        return ({(b, o, i): inp[b * cfg.block_in + i][o] for b, o, i in index},
+                {(b, o, i): wgt[o * cfg.block_in + i][b] for b, o, i in index})
+
+    def _copies(self, value, copies: int, enable, name: str) -> list:
+        regs = replicated_register(self.m, self.platform, value, copies, name, enable=enable,
+                                   reset=False)
+        signed_views = {}
+        return [signed_views.setdefault(id(reg), reg.as_signed()) for reg in regs]
+
+    def _stage5_operands(self, inp: dict, wgt: dict, enable):
+        """The operands as registered in stage 5: on ECP5 boards inside each DSP (the enable
+        goes to the product's ``operand_enable``), else once per copy here."""
         if uses_dsp_registers(self.platform):
-            return self.inp, self.wgt, enable
-        inp = [self._register(x, enable, f"inp5_{k}") for k, x in enumerate(self.inp)]
-        wgt = [self._register(x, enable, f"wgt5_{k}") for k, x in enumerate(self.wgt)]
-        return inp, wgt, None
+            return inp, wgt, enable
+        regs = {}
+
+        def registered(value, name):
+            if id(value) not in regs:
+                regs[id(value)] = self._register(value, enable, name)
+            return regs[id(value)]
+        return ({k: registered(x, f"inp6_{k[0]}_{k[1]}_{k[2]}") for k, x in inp.items()},
+                {k: registered(x, f"wgt6_{k[0]}_{k[1]}_{k[2]}") for k, x in wgt.items()},
+                None)
 
     def _product(self, a, b, operand_enable, enable, name):
         return registered_product(self.m, self.platform, a, b, enable, name,
@@ -128,6 +157,6 @@ class GemmTree:
 
 
 def _first_tree_group(count: int) -> int:
-    """Products summed in stage 7: the first half of the tree's levels (rounded up)."""
+    """Products summed in stage 8: the first half of the tree's levels (rounded up)."""
     levels = (count - 1).bit_length()
     return 1 << ((levels + 1) // 2)

@@ -2,7 +2,7 @@
 of a control flip-flop, one beside each group of its loads."""
 from __future__ import annotations
 
-from amaranth.hdl import ClockSignal, Instance, Module, ResetSignal, Signal
+from amaranth.hdl import ClockSignal, Const, Instance, Module, ResetSignal, Signal
 
 
 def enabled_register(m: Module, value, enable, name: str, shape=None) -> Signal:
@@ -23,20 +23,20 @@ def replicates(platform) -> bool:
 
 
 def replicated_register(m: Module, platform, value, copies: int, name: str,
-                        enable=None) -> list:
+                        enable=None, reset: bool = True) -> list:
     """``copies`` registers that all load ``value`` every cycle, or when ``enable`` is high
-    (0 after reset): one per group of a control signal's loads, so that no single
-    flip-flop drives a net spread over a large array (the placer puts each copy beside
-    its group).
+    (0 after reset, or not reset with ``reset=False``): one per group of a signal's loads,
+    so that no single flip-flop drives a net spread over a large array (the placer puts
+    each copy beside its group).
 
     On ECP5 each bit of each copy is a TRELLIS_FF instance: Yosys merges equal flip-flops
     (a ``keep`` on the wire does not stop it), an instance it leaves alone. Where
     :func:`replicates` is false, one register stands for all copies."""
     width = len(value)
-    if not replicates(platform):
-        regs = [Signal(width, name=name)]
-    else:
-        regs = [Signal(width, name=f"{name}_{k}") for k in range(copies)]
+    if isinstance(enable, Const) and enable.value == 1:
+        enable = None
+    names = [name] if not replicates(platform) else [f"{name}_{k}" for k in range(copies)]
+    regs = [Signal(width, name=n, reset_less=not reset) for n in names]
     if not replicates(platform) or getattr(platform, "family", None) != "ecp5":
         with m.If(1 if enable is None else enable):
             m.d.sync += [reg.eq(value) for reg in regs]
@@ -47,5 +47,6 @@ def replicated_register(m: Module, platform, value, copies: int, name: str,
                 "TRELLIS_FF", p_GSR="DISABLED", p_CEMUX="1" if enable is None else "CE",
                 p_CLKMUX="CLK", p_LSRMUX="LSR", p_REGSET="RESET", p_SRMODE="LSR_OVER_CE",
                 i_CLK=ClockSignal("sync"), i_CE=1 if enable is None else enable,
-                i_LSR=ResetSignal("sync"), i_DI=value[bit], o_Q=reg[bit])
+                i_LSR=ResetSignal("sync") if reset else Const(0), i_DI=value[bit],
+                o_Q=reg[bit])
     return regs

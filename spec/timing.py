@@ -11,7 +11,7 @@ a module the cycles from its IDLE state (taking it from the queue) to the next
 instruction's IDLE state, when nothing waits on tokens or on the bus.
 
     compute GEMM/ALU, pushing or not        k micro-ops + compute_insn_latency()      (5)
-    GEMM's last micro-op -> its token push  DRAIN_LATENCY                              (15)
+    GEMM's last micro-op -> its token push  DRAIN_LATENCY                              (16)
     LOAD of inp/wgt (load module)           its beats + load_latency(cfg, buffer)      (14)
 
 The cycle model (compiler/tune/cost.py) charges INSN_CYCLES, DRAIN_CYCLES and
@@ -39,7 +39,7 @@ COMPUTE_RETIRE_STATES = ("RETIRE",)
 #: the loop generator emits it: the uop word's read)
 EXEC_FRONT = ("1", "1a", "1r", "1c", "1d")
 #: stage of the accumulator and out-buffer write (stages 2..WRITE_STAGE follow the front)
-WRITE_STAGE = 10
+WRITE_STAGE = 11
 
 # ---- dependency tokens (hw/token_queue.py) ---------------------------------------------------
 #: a token pushed in cycle c can be popped from cycle c + 1 (the level is a register)
@@ -80,7 +80,7 @@ def compute_insn_latency() -> int:
 
 
 def drain_latency() -> int:
-    """Cycles from the loop generator's last micro-op of a GEMM to its token push (15).
+    """Cycles from the loop generator's last micro-op of a GEMM to its token push (16).
 
     The micro-op emitted in cycle t reaches stage 2 at t + len(EXEC_FRONT) + 1 and the write
     stage at t + len(EXEC_FRONT) + WRITE_STAGE - 1; the push waiting in the compute

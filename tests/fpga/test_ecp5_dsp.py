@@ -78,7 +78,7 @@ def _cells(text: str, kind: str) -> list[str]:
 def test_exec_pipe_puts_every_product_register_in_a_dsp_only_for_ecp5():
     cfg = preset("orangecrab-25f")
     cells = _cells(rtlil.convert(ExecPipe(cfg), platform=Ecp5()), "MULT18X18D")
-    gemm = [c for c in cells if c.split()[1].startswith("\\prod6_")]
+    gemm = [c for c in cells if c.split()[1].startswith("\\prod7_")]
     alu = [c for c in cells if c.split()[1].startswith("\\alu7_mul_")]
     assert len(gemm) == cfg.batch * cfg.block_in * cfg.block_out
     assert len(alu) == 3 * cfg.batch * cfg.block_out           # MUL: 3 partials per lane

@@ -1,6 +1,7 @@
 """hw/registers.py replicated_register: in the open FPGA flow the per-lane copies of the
-accumulator's and the ALU's control flip-flops, and the DMA assembler's per-beat copies,
-are TRELLIS_FF instances on ECP5 (Yosys would merge equal registers), plain registers on
+accumulator's and the ALU's control flip-flops, the DMA assembler's per-beat copies, the
+GEMM operands' copies per DSP and the stall comparators' own dst chain are TRELLIS_FF
+instances on ECP5 (Yosys would merge equal registers), plain registers on
 the synthesis netlist the RTL tests run, and one register elsewhere. That the copies
 behave as the register they replace is what the RTL tests on the synthesis netlist and
 the ECP5 core under the cell models (tests/fpga/test_ecp5_dsp.py) show."""
@@ -12,6 +13,7 @@ from vtalab.hw.forward import FORWARD_DEPTH
 from vtalab.hw.registers import replicated_register
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
+from vtalab.spec.timing import WRITE_STAGE
 
 from .test_ecp5_dsp import Ecp5, _cells
 
@@ -35,11 +37,26 @@ def _assembler_copies(cfg) -> int:
     return sum(n for n in beats if n > 1)
 
 
+def _operand_copy_bits(cfg) -> int:
+    """Stage 4 (hw/gemm_tree.py): an inp element per output column, a wgt element per batch
+    row: one copy per DSP of each operand."""
+    dsps = cfg.batch * cfg.block_out * cfg.block_in
+    return dsps * (cfg.elem_bits("inp") + cfg.elem_bits("wgt"))
+
+
 def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     cfg = preset("tiny")
     cells = _cells(rtlil.convert(Core(cfg), platform=Ecp5()), "TRELLIS_FF")
     assembler = [c for c in cells if c.startswith("\\TRELLIS_FF \\have_")]
     assert len(assembler) == _assembler_copies(cfg) > 0
+    operands = [c for c in cells if c.startswith(("\\TRELLIS_FF \\inp5_",
+                                                  "\\TRELLIS_FF \\wgt5_"))]
+    assert len(operands) == _operand_copy_bits(cfg)
+    for cell in operands:                      # data: not reset
+        assert "connect \\LSR 1'0" in cell and 'parameter \\CEMUX "1"' in cell
+    hazard = [c for c in cells if c.startswith("\\TRELLIS_FF \\hazard_row")]
+    assert len(hazard) == (1 + cfg.addr_bits("acc")) * len(range(3, WRITE_STAGE - 1))
+    cells = [c for c in cells if c not in operands and c not in hazard]
     assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
     enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
                                                  "\\TRELLIS_FF \\src_idx2_"))]

@@ -7,6 +7,7 @@ from amaranth.lib.wiring import In, Out
 from amaranth.sim import Simulator
 
 from vtalab.hw.gemm import element_view
+from vtalab.hw.forward import ACCUMULATE_STAGE
 from vtalab.hw.gemm_tree import GemmTree
 from vtalab.hw.sram import entry_bits
 from vtalab.hw.verilog import SimulatorPlatform
@@ -16,7 +17,8 @@ from vtalab.spec import preset
 from .benches.tb_units import pack, unpack
 
 CFG = preset("tiny")
-LATENCY = 6          # operands twice, products, landed products, partial sums, tree sums
+#: operands, their copies, copies again, products, landed products, partial sums, tree sums
+LATENCY = ACCUMULATE_STAGE - 3
 
 
 class BothTrees(wiring.Component):
@@ -32,7 +34,7 @@ class BothTrees(wiring.Component):
         for out, target in ((self.exact, None), (self.wide, SimulatorPlatform())):
             tree = GemmTree(m, self.cfg, target)
             tree.operands(self.inp, self.wgt, Const(1))
-            sums = tree.sums({s: Const(1) for s in range(3, 9)})
+            sums = tree.sums({s: Const(1) for s in range(3, ACCUMULATE_STAGE)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
 

@@ -119,8 +119,8 @@ def test_simulation_verilog_runs_the_gemm_at_the_accumulator_width():
     plain = generate(cfg)
     fast = generate(cfg, for_simulation=True)
     product_bits = cfg.elem_bits("inp") + cfg.elem_bits("wgt")
-    assert f"reg [{product_bits - 1}:0] prod6_0_0_0 " in plain
-    assert "prod6_" not in fast and "land7_" not in fast
+    assert f"reg [{product_bits - 1}:0] prod7_0_0_0 " in plain
+    assert "prod7_" not in fast and "land8_" not in fast
     assert "wgt4_" not in fast
     assert f"reg [{cfg.acc_bits - 1}:0] sum4_0_0 " in fast
 
@@ -138,7 +138,7 @@ def test_synthesized_datapath_registers_load_every_cycle():
     cfg = preset("tiny")
     synthesized = convert(Core(cfg), "top", platform=Synthesis(), for_simulation=True)
     simulated = convert(Core(cfg), "top", for_simulation=True)
-    for name in ("wgt4_0", "prod6_0_0_0", "land7_0_0_0", "part8_0_0_1", "alu6_v_0"):
+    for name in ("wgt4_0", "inp5_0", "prod7_0_0_0", "land8_0_0_0", "part9_0_0_1", "alu6_v_0"):
         loaded = rf"always @\(posedge clk\)\n\s+{name} <= "
         assert re.search(loaded, synthesized), f"{name} must load every cycle when synthesized"
         assert not re.search(loaded, simulated), f"{name} keeps its enable when simulated"
