@@ -1,6 +1,5 @@
 """Vectorised expression evaluation (codegen's pad masks) against the scalar evaluator."""
 import numpy as np
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from vtalab.compiler.ir import Var, const

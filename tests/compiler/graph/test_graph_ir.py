@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from vtalab.compiler.graph import Graph, GraphBuilder, GraphError, TensorType, verify
+from vtalab.compiler.graph import GraphBuilder, GraphError, TensorType, verify
 from vtalab.compiler.graph.ir import Node
 from vtalab.spec.errors import VtaError
 

@@ -8,7 +8,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from vtalab.compiler.graph import GraphBuilder, GraphError, load_onnx, run  # noqa: E402
 from vtalab.compiler.graph.errors import UnsupportedOpError  # noqa: E402
 from vtalab.compiler.graph.opdef import (QUANT_RULES, REGISTRY, OpDef, known_ops,  # noqa: E402
-                                         onnx_op, onnx_ops, opdef, register)
+                                         onnx_ops, opdef, register)
 from vtalab.compiler.graph.shapes import same_type  # noqa: E402
 
 
