@@ -12,9 +12,9 @@
     stage 2  read acc[dst], acc[src], inp[src], wgt[wgt]; an ALU micro-op whose rows are
              still being computed further down stalls here (stages 1d..1 hold too)
     stage 3  SRAM read data registered (nothing else on that data); ALU: the immediate
-    stage 4  GEMM: the operands copied, one copy per DSP column (the block RAMs that hold
-             them are a long route from the DSP rows); ALU: operands and selects
-             registered (see hw/alu_stages.py)
+    stage 4  GEMM: the operands copied, one copy per DSP that reads them in the open flow
+             (the block RAMs that hold them are a long route from the DSP rows,
+             hw/gemm_tree.py); ALU: operands and selects registered (hw/alu_stages.py)
     stage 5  GEMM: the copies registered again (on ECP5 boards the DSPs' input
              registers); ALU: sums, compares and shift distances registered
     stage 6  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
