@@ -21,8 +21,8 @@ Why these shapes:
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
   1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
-  100 MHz (131.1 MHz achieved), with the GEMM product registers inside the MULT18X18Ds
-  (hw/ecp5_dsp.py; 92.1 MHz without them; docs/fpga.md).
+  125 MHz (130.5-135.1 MHz achieved at seeds 1-3), with the GEMM product registers inside
+  the MULT18X18Ds (hw/ecp5_dsp.py; 92.1 MHz without them; docs/fpga.md).
 - **PYNQ-Z1** (xc7z020, VTA's main board): VTA's 1x16x16 array with the buffers that fit
   its 280 RAMB18; multipliers beyond the 220 DSP48E1 go to LUTs.
 - **DE10-Nano** (5CSEBA6: 41,910 ALMs, 553 M10K, 112 variable-precision DSP blocks, each
@@ -112,7 +112,8 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
           dram_bytes=16 * 1024, dsp_product_registers=True,
-          notes="1x8x2: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D (1x4x4 needs 29)"),
+          notes="1x8x2 at 125 MHz: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D "
+                "(1x4x4 needs 29)"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",
           {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _PYNQ_CFG,
