@@ -66,12 +66,11 @@ class Compute(wiring.Component):
         mem, gemm, alu = data.View(lay.mem, word), data.View(lay.gemm, word), \
             data.View(lay.alu, word)
         m.submodules.uop_sram = uop_sram = Sram.for_buffer(cfg, "uop")
-        m.submodules.acc_sram = acc_sram = Sram.for_buffer(
-            cfg, "acc", read_ports=2, write_slices=acc_lane_groups(cfg, platform))
-        m.submodules.uop_dma = uop_dma = DmaReader(cfg, "uop", two_d=False)
         slices = acc_lane_groups(cfg, platform)
-        m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True,
-                                                   write_copies=slices if slices > 1 else 0)
+        m.submodules.acc_sram = acc_sram = Sram.for_buffer(
+            cfg, "acc", read_ports=2, write_slices=slices)
+        m.submodules.uop_dma = uop_dma = DmaReader(cfg, "uop", two_d=False)
+        m.submodules.acc_dma = acc_dma = DmaReader(cfg, "acc", pad=True, write_copies=slices)
         m.submodules.loop = loop = UopLoop(cfg)
         m.submodules.pipe = pipe = ExecPipe(cfg)
         self._wire_dma(m, word, uop_dma, acc_dma, uop_sram, pipe, mem)
@@ -121,11 +120,9 @@ class Compute(wiring.Component):
         bits = len(ports[0].data)
         for k, (port, pipe_write) in enumerate(zip(ports, pipe_writes)):
             lanes = slice(k * bits, (k + 1) * bits)
-            sliced = len(ports) > 1           # then addresses and enables are per slice
-            dma = acc_dma.write_copies[k] if sliced else acc_dma.write
+            dma = acc_dma.write_copies[k]
             with m.If(pipe_write):
-                m.d.comb += [port.addr.eq(pipe.acc_write_addrs[k] if sliced
-                                          else pipe.acc_write.addr),
+                m.d.comb += [port.addr.eq(pipe.acc_write_addrs[k]),
                              port.data.eq(pipe.acc_write.data[lanes]), port.en.eq(1)]
             with m.Else():
                 m.d.comb += [port.addr.eq(dma.addr), port.data.eq(acc_dma.write.data[lanes]),

@@ -24,7 +24,7 @@ from vtalab.spec.isa import INSN_BITS
 from .axi_master import FifoSlice
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
-from .registers import replicated_register
+from .registers import register_copies, replicated_register
 from .sram import entry_bits, write_signature
 
 PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -52,7 +52,7 @@ class DmaReader(wiring.Component):
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "write": In(write_signature(entry_bits(cfg, buffer), cfg.depth(buffer))),
         }
-        if write_copies:        # the write's enable and address again, once per SRAM slice
+        if write_copies:        # the write's enable and address once per SRAM slice
             members["write_copies"] = Out(data.ArrayLayout(data.StructLayout(
                 {"en": 1, "addr": cfg.addr_bits(buffer)}), write_copies))
         super().__init__(members)
@@ -164,8 +164,9 @@ class DmaReader(wiring.Component):
                      self.write.data.eq(Mux(pad, 0, entry)),
                      self.overflow.eq(advance & (sram_addr[aw] | base_high))]
         if self.write_copy_count:
-            copies = replicated_register(m, platform, Cat(advance, sram_addr[:aw]),
-                                         self.write_copy_count, "write_copy")
+            copies = register_copies(m, platform, Cat(self.write.en, self.write.addr),
+                                     Cat(advance, sram_addr[:aw]), self.write_copy_count,
+                                     "write_copy")
             m.d.comb += [self.write_copies[k].eq(c) for k, c in enumerate(copies)]
         # the flags after an advance, from registers only: the late R-channel valid
         # (through ``advance``) meets the last multiplexer in front of ``pad``, not the tests

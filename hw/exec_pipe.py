@@ -60,7 +60,8 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
                       any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
-from .registers import enabled_register, replicated_register, replicates
+from .registers import (enabled_register, register_copies, replicated_register,
+                        replicates)
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, write_signature
 from .verilog import for_simulator
@@ -166,8 +167,8 @@ class ExecPipe(wiring.Component):
         alu.lanes(op[5], alu_en[5])
         alu.select(op[6], alu_en[6])
         alu.clip(op[7], alu_en[7])
-        alu_result = enabled_register(m, enabled_register(m, alu.final(), alu_en[8], "alu9"),
-                                      alu_en[9], "alu10")
+        alu9 = enabled_register(m, alu.final(), alu_en[8], "alu9")
+        alu_result = enabled_register(m, alu9, alu_en[9], "alu10")
         # the acc row, with in-flight results forwarded into it (stages 9 and 10)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
@@ -210,9 +211,8 @@ class ExecPipe(wiring.Component):
         """``out``, an array of one entry per lane: copies of ``register`` (which loads
         ``loads`` when ``enable``) per lane group, or ``register`` itself."""
         groups = acc_lane_groups(self.cfg, platform)
-        copies = [register] if groups == 1 else replicated_register(
-            m, platform, loads, groups, name, enable=enable)
-        m.d.comb += [out[j].eq(copies[j % len(copies)]) for j in range(len(out))]
+        copies = register_copies(m, platform, register, loads, groups, name, enable=enable)
+        m.d.comb += [out[j].eq(copies[j % groups]) for j in range(len(out))]
 
     def _front(self, m, valid, op, acc_aw, moving):
         """Stages 1..1d, all held while ``stall``: 1 -> 1a the uop read; 1a -> 1r -> 1b the

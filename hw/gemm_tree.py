@@ -31,7 +31,7 @@ from vtalab.spec import Config
 
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
-from .registers import enabled_register, replicated_register
+from .registers import enabled_register, replicated_register, replicates
 from .verilog import for_simulator
 
 
@@ -71,7 +71,8 @@ class GemmTree:
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
                 products = [self._register(
-                    self._product(inp[b, o, i], wgt[b, o, i], in_dsp, gemm[6],
+                    self._product(_copy(inp[b * cfg.block_in + i], o),
+                                  _copy(wgt[o * cfg.block_in + i], b), in_dsp, gemm[6],
                                   f"prod7_{b}_{o}_{i}"),
                     gemm[7], f"land8_{b}_{o}_{i}") for i in range(cfg.block_in)]
                 partial = [self._register(self._sum(products[g:g + group]), gemm[8],
@@ -109,40 +110,33 @@ class GemmTree:
         return ((element.as_unsigned() + top)[:width] + ((1 << bits) - top))[:bits]
 
     def _relayed(self, enable) -> tuple:
-        """The operands copied in stage 4, as maps (b, o, i) -> the register that DSP
-        (b, o, i) reads: in the open flow one copy of an inp element per output column and
-        of a wgt element per batch row, each placed on the way to its DSP (nextpnr does
-        not replicate registers; one inp element feeds BLOCK_OUT DSPs spread over the
-        DSP rows); elsewhere one register per element."""
+        """The operands copied in stage 4, per element a list of its copies (``_copy``
+        picks the one a DSP reads): in the open flow one copy of an inp element per output
+        column and of a wgt element per batch row, each placed on the way to its DSP
+        (nextpnr does not replicate registers; one inp element feeds BLOCK_OUT DSPs spread
+        over the DSP rows); elsewhere one register per element."""
         cfg = self.cfg
-        inp = [self._copies(x, cfg.block_out, enable, f"inp5_{k}")
-               for k, x in enumerate(self.inp)]
-        wgt = [self._copies(x, cfg.batch, enable, f"wgt5_{k}") for k, x in enumerate(self.wgt)]
-        index = [(b, o, i) for b in range(cfg.batch) for o in range(cfg.block_out)
-                 for i in range(cfg.block_in)]
-        return ({(b, o, i): inp[b * cfg.block_in + i][o] for b, o, i in index},
-                {(b, o, i): wgt[o * cfg.block_in + i][b] for b, o, i in index})
+        return ([self._copies(x, cfg.block_out, enable, f"inp5_{k}")
+                 for k, x in enumerate(self.inp)],
+                [self._copies(x, cfg.batch, enable, f"wgt5_{k}")
+                 for k, x in enumerate(self.wgt)])
 
     def _copies(self, value, copies: int, enable, name: str) -> list:
         regs = replicated_register(self.m, self.platform, value, copies, name, enable=enable,
                                    reset=False)
-        signed_views = {}
-        return [signed_views.setdefault(id(reg), reg.as_signed()) for reg in regs]
+        distinct = regs if replicates(self.platform) else regs[:1]
+        return [reg.as_signed() for reg in distinct]
 
-    def _stage5_operands(self, inp: dict, wgt: dict, enable):
+    def _stage5_operands(self, inp: list, wgt: list, enable):
         """The operands as registered in stage 5: on ECP5 boards inside each DSP (the enable
         goes to the product's ``operand_enable``), else once per copy here."""
         if uses_dsp_registers(self.platform):
             return inp, wgt, enable
-        regs = {}
 
-        def registered(value, name):
-            if id(value) not in regs:
-                regs[id(value)] = self._register(value, enable, name)
-            return regs[id(value)]
-        return ({k: registered(x, f"inp6_{k[0]}_{k[1]}_{k[2]}") for k, x in inp.items()},
-                {k: registered(x, f"wgt6_{k[0]}_{k[1]}_{k[2]}") for k, x in wgt.items()},
-                None)
+        def registered(elements, name):
+            return [[self._register(c, enable, f"{name}_{k}_{j}") for j, c in enumerate(copies)]
+                    for k, copies in enumerate(elements)]
+        return registered(inp, "inp6"), registered(wgt, "wgt6"), None
 
     def _product(self, a, b, operand_enable, enable, name):
         return registered_product(self.m, self.platform, a, b, enable, name,
@@ -154,6 +148,12 @@ class GemmTree:
     def _register(self, value, enable, name):
         shape = self.cfg.acc_bits if self.wide else signed(len(value))
         return enabled_register(self.m, value, enable, name, shape)
+
+
+def _copy(copies: list, reader: int):
+    """The copy of an operand that its ``reader``-th DSP reads (the only one when the
+    platform keeps one)."""
+    return copies[reader % len(copies)]
 
 
 def _first_tree_group(count: int) -> int:

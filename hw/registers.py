@@ -50,3 +50,13 @@ def replicated_register(m: Module, platform, value, copies: int, name: str,
                 i_LSR=ResetSignal("sync") if reset else Const(0), i_DI=value[bit],
                 o_Q=reg[bit])
     return regs
+
+
+def register_copies(m: Module, platform, register, loads, copies: int, name: str,
+                    enable=None) -> list:
+    """``copies`` stand-ins for ``register`` (which loads ``loads`` when ``enable``): the
+    register itself for every one when a single group or where :func:`replicates` is
+    false, else that many :func:`replicated_register` copies loading what it loads."""
+    if copies == 1 or not replicates(platform):
+        return [register] * copies
+    return replicated_register(m, platform, loads, copies, name, enable=enable)
