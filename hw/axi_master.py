@@ -129,19 +129,43 @@ class FifoSlice(Elaboratable):
     """A RegisterSlice's channel through a small LUT-RAM FIFO: ``i_ready`` and ``o_valid``
     from its level register, ``o_data`` the LUT RAM read at the read pointer. The consumer's
     ready only moves that pointer: no clock enable as wide as the data waits on it (a
-    register slice's 65-bit enable behind a client's ready was a slowest path on the ECP5)."""
+    register slice's 65-bit enable behind a client's ready was a slowest path on the ECP5).
 
-    def __init__(self, width: int, depth: int = 4):
-        self.depth = depth
+    With ``registered`` the head entry sits in an output register instead (``o_valid`` and
+    ``o_data`` are flip-flops), loaded from the LUT RAM, or straight from the input when
+    the LUT RAM is empty: for consumers spread far from the FIFO, which then see a
+    flip-flop rather than the read pointer's route to the LUT RAMs plus the LUT RAM read
+    (the ECP5's DMA response paths). The consumer's ready enables the output register, so
+    it should come from registers. Same capacity and cycle behaviour as without: the
+    output register is empty only while the LUT RAM is, so ``o_valid`` is "not empty" and
+    ``i_ready`` "not full" (``depth`` - 1 LUT-RAM entries + the register) every cycle."""
+
+    def __init__(self, width: int, depth: int = 4, registered: bool = False):
+        self.depth, self.registered = depth, registered
         self.i_valid, self.i_ready, self.i_data = Signal(), Signal(), Signal(width)
         self.o_valid, self.o_ready, self.o_data = Signal(), Signal(), Signal(width)
 
     def elaborate(self, platform):
         m = Module()
-        m.submodules.queue = queue = fifo.SyncFIFO(width=len(self.i_data), depth=self.depth)
-        m.d.comb += [queue.w_data.eq(self.i_data), queue.w_en.eq(self.i_valid),
-                     self.i_ready.eq(queue.w_rdy), self.o_data.eq(queue.r_data),
-                     self.o_valid.eq(queue.r_rdy), queue.r_en.eq(self.o_ready)]
+        inner = self.depth - 1 if self.registered else self.depth
+        m.submodules.queue = queue = fifo.SyncFIFO(width=len(self.i_data), depth=inner)
+        m.d.comb += [queue.w_data.eq(self.i_data), self.i_ready.eq(queue.w_rdy)]
+        if not self.registered:
+            m.d.comb += [queue.w_en.eq(self.i_valid), self.o_data.eq(queue.r_data),
+                         self.o_valid.eq(queue.r_rdy), queue.r_en.eq(self.o_ready)]
+            return m
+        o_data = Signal.like(self.i_data, name="o_data_q")
+        o_valid = Signal(name="o_valid_q")
+        bypass = Signal()
+        m.d.comb += [self.o_data.eq(o_data), self.o_valid.eq(o_valid),
+                     queue.w_en.eq(self.i_valid & ~bypass)]
+        with m.If(~o_valid | self.o_ready):
+            with m.If(queue.r_rdy):
+                m.d.comb += queue.r_en.eq(1)
+                m.d.sync += [o_data.eq(queue.r_data), o_valid.eq(1)]
+            with m.Else():
+                m.d.comb += bypass.eq(self.i_valid)
+                m.d.sync += [o_data.eq(self.i_data), o_valid.eq(self.i_valid)]
         return m
 
 
@@ -224,7 +248,7 @@ class AxiMaster(wiring.Component):
             tags.w_en.eq(split.advance),
             tags.w_data.eq(owner),
         ]
-        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1)
+        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1, registered=True)
         m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
                      axi.rready.eq(rs.i_ready)]
         head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
@@ -232,7 +256,7 @@ class AxiMaster(wiring.Component):
         # registers, not from each client's unpacking logic (the ECP5's critical path)
         slices = []
         for i, client in enumerate(clients):
-            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits)
+            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits, registered=True)
             m.d.comb += [
                 cs.i_data.eq(rdata),
                 cs.i_valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
