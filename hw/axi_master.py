@@ -20,7 +20,7 @@ drops before its handshake.
 from __future__ import annotations
 
 from amaranth.hdl import Cat, Elaboratable, Module, Mux, Signal
-from amaranth.lib import fifo, wiring
+from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
@@ -133,12 +133,13 @@ class FifoSlice(Elaboratable):
 
     With ``registered`` the head entry sits in an output register instead (``o_valid`` and
     ``o_data`` are flip-flops), loaded from the LUT RAM, or straight from the input when
-    the LUT RAM is empty: for consumers spread far from the FIFO, which then see a
+    nothing waits there: for consumers spread far from the FIFO, which then see a
     flip-flop rather than the read pointer's route to the LUT RAMs plus the LUT RAM read
     (the ECP5's DMA response paths). The consumer's ready enables the output register, so
-    it should come from registers. Same capacity and cycle behaviour as without: the
-    output register is empty only while the LUT RAM is, so ``o_valid`` is "not empty" and
-    ``i_ready`` "not full" (``depth`` - 1 LUT-RAM entries + the register) every cycle."""
+    it should come from registers; the LUT RAM's write enable does not wait on it. Same
+    capacity and cycle behaviour as without (tests/hw/test_fifo_slice.py): the output
+    register is empty only while nothing waits, so ``o_valid`` is "not empty" and
+    ``i_ready`` "not full" (``depth`` - 1 waiting + the register) every cycle."""
 
     def __init__(self, width: int, depth: int = 4, registered: bool = False):
         self.depth, self.registered = depth, registered
@@ -147,26 +148,40 @@ class FifoSlice(Elaboratable):
 
     def elaborate(self, platform):
         m = Module()
-        inner = self.depth - 1 if self.registered else self.depth
-        m.submodules.queue = queue = fifo.SyncFIFO(width=len(self.i_data), depth=inner)
-        m.d.comb += [queue.w_data.eq(self.i_data), self.i_ready.eq(queue.w_rdy)]
         if not self.registered:
-            m.d.comb += [queue.w_en.eq(self.i_valid), self.o_data.eq(queue.r_data),
+            m.submodules.queue = queue = fifo.SyncFIFO(width=len(self.i_data), depth=self.depth)
+            m.d.comb += [queue.w_data.eq(self.i_data), queue.w_en.eq(self.i_valid),
+                         self.i_ready.eq(queue.w_rdy), self.o_data.eq(queue.r_data),
                          self.o_valid.eq(queue.r_rdy), queue.r_en.eq(self.o_ready)]
             return m
+        self._registered(m)
+        return m
+
+    def _registered(self, m: Module) -> None:
+        """Every accepted entry is written to the LUT RAM (its write enable waits on the
+        input side only); one that goes straight to the empty output register is read past
+        at once. ``waiting`` counts the entries behind the output register."""
+        rows = 1 << (self.depth - 1).bit_length()
+        m.submodules.storage = storage = memory.Memory(shape=len(self.i_data), depth=rows,
+                                                       init=[])
+        write, read = storage.write_port(), storage.read_port(domain="comb")
+        w_ptr, r_ptr = Signal(range(rows)), Signal(range(rows))
+        waiting = Signal(range(self.depth))
         o_data = Signal.like(self.i_data, name="o_data_q")
         o_valid = Signal(name="o_valid_q")
-        bypass = Signal()
+        push, pop = Signal(), Signal()
+        load = ~o_valid | self.o_ready
         m.d.comb += [self.o_data.eq(o_data), self.o_valid.eq(o_valid),
-                     queue.w_en.eq(self.i_valid & ~bypass)]
-        with m.If(~o_valid | self.o_ready):
-            with m.If(queue.r_rdy):
-                m.d.comb += queue.r_en.eq(1)
-                m.d.sync += [o_data.eq(queue.r_data), o_valid.eq(1)]
-            with m.Else():
-                m.d.comb += bypass.eq(self.i_valid)
-                m.d.sync += [o_data.eq(self.i_data), o_valid.eq(self.i_valid)]
-        return m
+                     self.i_ready.eq(waiting != self.depth - 1),
+                     push.eq(self.i_valid & self.i_ready),
+                     pop.eq(load & ((waiting != 0) | push)),
+                     write.addr.eq(w_ptr), write.data.eq(self.i_data), write.en.eq(push),
+                     read.addr.eq(r_ptr)]
+        with m.If(load):
+            m.d.sync += [o_valid.eq(pop),
+                         o_data.eq(Mux(waiting != 0, read.data, self.i_data))]
+        m.d.sync += [w_ptr.eq(w_ptr + push), r_ptr.eq(r_ptr + pop),
+                     waiting.eq(waiting + push - pop)]
 
 
 def round_robin(m: Module, requests: list, last: Signal) -> tuple[Signal, Signal]:
