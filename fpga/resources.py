@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from vtalab.hw.alu import mul_products
 from vtalab.hw.forward import acc_lane_groups
+from vtalab.hw.gemm_tree import inp_copies
 from vtalab.hw.verilog import OpenFlowPlatform
 from vtalab.spec import Config
 
@@ -96,10 +97,13 @@ def _split(bits: int, native: int) -> list[int]:
 
 def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dict:
     """name -> (width bits, depth, copies) of every block-RAM candidate; ``lane_groups``:
-    the accumulator sliced per element, as the open flow builds it (hw/forward.py)."""
+    the open flow's structure: the accumulator sliced per element (hw/forward.py), a copy
+    of the inp buffer per few output columns (hw/gemm_tree.py inp_copies)."""
     mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
             for buf in READ_PORTS}
-    slices = acc_lane_groups(cfg, OpenFlowPlatform() if lane_groups else None)
+    platform = OpenFlowPlatform() if lane_groups else None
+    mems["inp"] = mems["inp"][:2] + (inp_copies(cfg, platform),)
+    slices = acc_lane_groups(cfg, platform)
     mems["acc"] = (cfg.entry_bytes("acc") * 8 // slices, cfg.depth("acc"),
                    READ_PORTS["acc"] * slices)
     if dram_bytes:
