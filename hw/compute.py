@@ -14,13 +14,14 @@ is latched as the module's error (hw/error_latch.py).
 from __future__ import annotations
 
 from amaranth.hdl import Module, Signal
-from amaranth.lib import data, fifo, wiring
+from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, LOOP_OPCODES, Mem, Opcode
 from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
+from .axi_master import FifoSlice
 from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, LAG_BITS, ErrorLatch
 from .exec_pipe import ExecPipe
@@ -171,8 +172,10 @@ class Compute(wiring.Component):
         """The queue of pushes waiting for the pipe; a retiring instruction's entry is
         the micro-op count it waits for and its push flags."""
         entry = data.StructLayout({"target": UOP_COUNT_BITS, "push_prev": 1, "push_next": 1})
-        m.submodules.pending = pending = fifo.SyncFIFO(width=entry.size, depth=PENDING_PUSHES)
-        head, new = data.View(entry, pending.r_data), data.View(entry, pending.w_data)
+        # the head entry from flip-flops (FifoSlice registered: same cycles as a SyncFIFO),
+        # not a LUT-RAM read in front of the subtraction and the token queues' levels
+        m.submodules.pending = pending = FifoSlice(entry.size, PENDING_PUSHES, registered=True)
+        head, new = data.View(entry, pending.o_data), data.View(entry, pending.i_data)
         issued, written = Signal(UOP_COUNT_BITS), Signal(UOP_COUNT_BITS)
         with m.If(pipe.valid & ~pipe.stall):
             m.d.sync += issued.eq(issued + 1)
@@ -182,8 +185,8 @@ class Compute(wiring.Component):
         m.d.comb += [behind.eq(written - head.target),
                      new.target.eq(issued), new.push_prev.eq(gemm.push_prev),
                      new.push_next.eq(gemm.push_next),
-                     pending.r_en.eq(pending.r_rdy & ~behind[-1])]
-        with m.If(pending.r_en):
+                     pending.o_ready.eq(pending.o_valid & ~behind[-1])]
+        with m.If(pending.o_ready):
             m.d.comb += [self.push_c2l.eq(head.push_prev), self.push_c2s.eq(head.push_next)]
         return pending
 
@@ -224,7 +227,7 @@ class Compute(wiring.Component):
                     m.next = "RETIRE"
             with m.State("DRAIN"):
                 m.d.comb += self.busy.eq(1)
-                with m.If(~pipe.busy & ~pending.r_rdy):
+                with m.If(~pipe.busy & ~pending.o_valid):
                     with m.If(gemm.opcode == Opcode.LOAD):
                         m.next = "DMA_START"
                     with m.Else():
@@ -244,8 +247,8 @@ class Compute(wiring.Component):
                 m.d.comb += self.busy.eq(1)
                 with m.If(is_loop):
                     # no push from here: one of the queue may go out in this very cycle
-                    with m.If(~pushes | pending.w_rdy):
-                        m.d.comb += pending.w_en.eq(pushes)
+                    with m.If(~pushes | pending.i_ready):
+                        m.d.comb += pending.i_valid.eq(pushes)
                         m.next = "IDLE"
                 with m.Else():
                     # LOAD/FINISH: the pipe and the queue are empty (DRAIN)
