@@ -54,7 +54,6 @@ class Compute(wiring.Component):
             **{f"inp_read_{c}": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp")))
                for c in range(declared_inp_copies(cfg))},
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
-            "wgt_read_addrs": Out(data.ArrayLayout(cfg.addr_bits("wgt"), cfg.block_out)),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
             "busy": Out(1), "wait_l2c": Out(1), "wait_s2c": Out(1),
             "finish": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
@@ -159,7 +158,6 @@ class Compute(wiring.Component):
             self._read(m, wiring.flipped(getattr(self, f"inp_read_{c}")),
                        getattr(pipe, f"inp_read_{c}"))
         self._read(m, wiring.flipped(self.wgt_read), pipe.wgt_read)
-        m.d.comb += self.wgt_read_addrs.eq(pipe.wgt_read_addrs)
         m.d.comb += [self.out_write.addr.eq(pipe.out_write.addr),
                      self.out_write.data.eq(pipe.out_write.data),
                      self.out_write.en.eq(pipe.out_write.en)]

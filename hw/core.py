@@ -23,7 +23,7 @@ from .axi_master import AxiMaster
 from .compute import Compute
 from .control import ControlRegs
 from .fetch import Fetch
-from .gemm_tree import inp_copies, wgt_slices
+from .gemm_tree import inp_copies
 from .interfaces import AxiLiteSignature, AxiSignature
 from .load import Load
 from .sram import Sram
@@ -91,16 +91,13 @@ class Core(wiring.Component):
         cfg = self.cfg
         copies = inp_copies(cfg, platform)
         m.submodules.inp_sram = inp = Sram.for_buffer(cfg, "inp", read_ports=copies)
-        slices = wgt_slices(cfg, platform)
-        m.submodules.wgt_sram = wgt = Sram.for_buffer(cfg, "wgt", write_slices=slices)
+        m.submodules.wgt_sram = wgt = Sram.for_buffer(cfg, "wgt")
         m.submodules.out_sram = out = Sram.for_buffer(cfg, "out")
         wiring.connect(m, load.inp_write, inp.write)
-        _wire_slices(m, load.wgt_write, load.wgt_write_copies, wgt)
+        wiring.connect(m, load.wgt_write, wgt.write)
         for c in range(copies):
             wiring.connect(m, getattr(compute, f"inp_read_{c}"), inp.read_port(c))
         wiring.connect(m, compute.wgt_read, wgt.read_0)
-        if slices > 1:
-            m.d.comb += wgt.read_0_addrs.eq(compute.wgt_read_addrs[:slices])
         wiring.connect(m, compute.out_write, out.write)
         wiring.connect(m, store.out_read, out.read_0)
 
@@ -165,16 +162,3 @@ def _popcount(value):
         bits = [bits[k] + bits[k + 1] for k in range(0, len(bits) - 1, 2)] + \
             ([bits[-1]] if len(bits) % 2 else [])
     return bits[0]
-
-
-def _wire_slices(m: Module, write, copies, sram) -> None:
-    """A DMA's ``write`` into ``sram``: whole, or per column slice with the slice's copies
-    of the write enable and address."""
-    ports = sram.write_ports()
-    if len(ports) == 1:
-        wiring.connect(m, write, ports[0])
-        return
-    bits = len(ports[0].data)
-    for k, port in enumerate(ports):
-        m.d.comb += [port.addr.eq(copies[k].addr), port.en.eq(copies[k].en),
-                     port.data.eq(write.data[k * bits:(k + 1) * bits])]

@@ -58,7 +58,7 @@ from .gemm import element_view
 from .error_latch import LAG_BITS
 from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumulated,
                       any_of, forwarded_rows)
-from .gemm_tree import GemmTree, declared_inp_copies, inp_copies, wgt_slices
+from .gemm_tree import GemmTree, declared_inp_copies, inp_copies
 from .index_check import index_check
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
@@ -120,8 +120,6 @@ class ExecPipe(wiring.Component):
             **{f"inp_read_{c}": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp")))
                for c in range(declared_inp_copies(cfg))},
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
-            # the wgt read address once per column slice (hw/gemm_tree.py wgt_slices)
-            "wgt_read_addrs": Out(data.ArrayLayout(cfg.addr_bits("wgt"), cfg.block_out)),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
         })
 
@@ -147,9 +145,6 @@ class ExecPipe(wiring.Component):
                      self.wgt_read.addr.eq(wgt2)]
         self._lane_addresses(m, platform, idx, moving)
         inp_reads = self._inp_reads(m, platform, idx, moving)
-        wgt_addrs = register_copies(m, platform, wgt2, idx["1d"][2], wgt_slices(cfg, platform),
-                                    "wgt_idx2", enable=moving)
-        m.d.comb += [self.wgt_read_addrs[k].eq(a) for k, a in enumerate(wgt_addrs)]
         go2 = valid[2] & ~stall
         ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + _hazard_rows(
             m, platform, valid, dst, Cat(go2, dst2))

@@ -37,8 +37,6 @@ from .verilog import OpenFlowPlatform, for_simulator
 
 #: output columns one copy of the inp buffer serves in the open flow (see inp_copies)
 INP_COPY_COLUMNS = 4
-#: output columns from which the open flow slices the wgt buffer per column (wgt_slices)
-WIDE_COLUMNS = 8
 
 
 def inp_copies(cfg: Config, platform) -> int:
@@ -55,15 +53,6 @@ def inp_copies(cfg: Config, platform) -> int:
 def declared_inp_copies(cfg: Config) -> int:
     """The inp read ports the modules declare: the most any platform uses."""
     return inp_copies(cfg, OpenFlowPlatform())
-
-
-def wgt_slices(cfg: Config, platform) -> int:
-    """Column slices of the wgt buffer (hw/sram.py ``write_slices``): in the open flow one
-    per output column, each with copies of the read address and of the LOAD's write enable
-    and address beside its block RAMs (1x16x8: one address flip-flop routed to 29 block
-    RAMs spread over the die was the slowest route); one elsewhere, and for arrays
-    narrower than WIDE_COLUMNS, which meet their clock without (the ULX3S preset)."""
-    return cfg.block_out if replicates(platform) and cfg.block_out >= WIDE_COLUMNS else 1
 
 
 class GemmTree:

@@ -16,7 +16,6 @@ from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, ErrorLatch
-from .gemm_tree import wgt_slices
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .sram import entry_bits, write_signature
@@ -46,9 +45,6 @@ class Load(wiring.Component):
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "inp_write": In(write_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_write": In(write_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
-            # the wgt write's enable and address once per column slice (hw/gemm_tree.py)
-            "wgt_write_copies": Out(data.ArrayLayout(data.StructLayout(
-                {"en": 1, "addr": cfg.addr_bits("wgt")}), cfg.block_out)),
             "busy": Out(1), "waiting": Out(1),
             "clear": In(1), "error_code": Out(ERROR_CODE_BITS), "error_index": Out(INDEX_BITS),
         })
@@ -57,12 +53,7 @@ class Load(wiring.Component):
         m = Module()
         cfg = self.cfg
         m.submodules.inp_dma = inp_dma = DmaReader(cfg, "inp", pad=True)
-        slices = wgt_slices(cfg, platform)
-        m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False,
-                                                   write_copies=slices if slices > 1 else 0)
-        if slices > 1:
-            m.d.comb += [self.wgt_write_copies[k].eq(wgt_dma.write_copies[k])
-                         for k in range(slices)]
+        m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False)
         m.submodules.errors = errors = ErrorLatch()
         m.d.comb += [errors.clear.eq(self.clear),
                      errors.taken.eq(self.insn.valid & self.insn.ready),

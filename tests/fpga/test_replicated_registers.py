@@ -10,7 +10,7 @@ from amaranth.hdl import Module, Signal
 
 from vtalab.hw.core import Core
 from vtalab.hw.forward import FORWARD_DEPTH
-from vtalab.hw.gemm_tree import inp_copies, wgt_slices
+from vtalab.hw.gemm_tree import inp_copies
 from vtalab.hw.registers import replicated_register
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
@@ -57,16 +57,12 @@ def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
         assert "connect \\LSR 1'0" in cell and 'parameter \\CEMUX "1"' in cell
     hazard = [c for c in cells if c.startswith("\\TRELLIS_FF \\hazard_row")]
     assert len(hazard) == (1 + cfg.addr_bits("acc")) * len(range(3, WRITE_STAGE - 1))
-    addresses = [c for c in cells if c.startswith(("\\TRELLIS_FF \\inp_idx2_",
-                                                   "\\TRELLIS_FF \\wgt_idx2_"))]
-    assert len(addresses) == (inp_copies(cfg, Ecp5()) * cfg.addr_bits("inp")
-                              + wgt_slices(cfg, Ecp5()) * cfg.addr_bits("wgt"))
-    for cell in addresses:
+    inp_addresses = [c for c in cells if c.startswith("\\TRELLIS_FF \\inp_idx2_")]
+    assert len(inp_addresses) == inp_copies(cfg, Ecp5()) * cfg.addr_bits("inp")
+    for cell in inp_addresses:
         assert 'parameter \\CEMUX "CE"' in cell and "connect \\LSR \\rst" in cell
-    cells = [c for c in cells if c not in operands + hazard + addresses]
-    wgt_writes = wgt_slices(cfg, Ecp5()) * (1 + cfg.addr_bits("wgt"))   # the LOAD's en, addr
-    assert len(cells) - len(assembler) - wgt_writes == \
-        flops_per_lane(cfg) * cfg.batch * cfg.block_out
+    cells = [c for c in cells if c not in operands + hazard + inp_addresses]
+    assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
     enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
                                                  "\\TRELLIS_FF \\src_idx2_"))]
     assert len(enabled) == 2 * cfg.addr_bits("acc") * cfg.batch * cfg.block_out
