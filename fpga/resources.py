@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 from vtalab.hw.alu import mul_products
 from vtalab.hw.forward import acc_lane_groups
-from vtalab.hw.gemm_tree import inp_copies
 from vtalab.hw.verilog import OpenFlowPlatform
 from vtalab.spec import Config
 
@@ -97,13 +96,10 @@ def _split(bits: int, native: int) -> list[int]:
 
 def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dict:
     """name -> (width bits, depth, copies) of every block-RAM candidate; ``lane_groups``:
-    the open flow's structure: the accumulator sliced per element (hw/forward.py), a copy
-    of the inp buffer per few output columns (hw/gemm_tree.py inp_copies)."""
+    the accumulator sliced per element, as the open flow builds it (hw/forward.py)."""
     mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
             for buf in READ_PORTS}
-    platform = OpenFlowPlatform() if lane_groups else None
-    mems["inp"] = mems["inp"][:2] + (inp_copies(cfg, platform),)
-    slices = acc_lane_groups(cfg, platform)
+    slices = acc_lane_groups(cfg, OpenFlowPlatform() if lane_groups else None)
     mems["acc"] = (cfg.entry_bytes("acc") * 8 // slices, cfg.depth("acc"),
                    READ_PORTS["acc"] * slices)
     if dram_bytes:

@@ -58,7 +58,7 @@ from .gemm import element_view
 from .error_latch import LAG_BITS
 from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumulated,
                       any_of, forwarded_rows)
-from .gemm_tree import GemmTree, declared_inp_copies, inp_copies
+from .gemm_tree import GemmTree, inp_copies
 from .index_check import index_check
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
@@ -118,7 +118,7 @@ class ExecPipe(wiring.Component):
             "acc_write": In(write_signature(acc_bits, cfg.depth("acc"))),
             # the inp buffer's read ports, one per copy (the open flow: hw/gemm_tree.py)
             **{f"inp_read_{c}": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp")))
-               for c in range(declared_inp_copies(cfg))},
+               for c in range(inp_copies(cfg))},
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
         })

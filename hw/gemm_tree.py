@@ -33,26 +33,21 @@ from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
 from .registers import enabled_register, replicated_register, replicates
 from .sram import COLLISION_MAX_READ_PORTS
-from .verilog import OpenFlowPlatform, for_simulator
+from .verilog import for_simulator
 
 #: output columns one copy of the inp buffer serves in the open flow (see inp_copies)
 INP_COPY_COLUMNS = 4
 
 
-def inp_copies(cfg: Config, platform) -> int:
+def inp_copies(cfg: Config, platform=None) -> int:
     """Copies of the inp buffer the GEMM reads, each through a read port of its own (Yosys
     gives each read port its own block RAMs): in the open flow one per INP_COPY_COLUMNS
     output columns, so that an inp element's block RAM feeds the DSPs of a few columns
     rather than of every column, spread over the die (1x16x8: the block RAM to its far
-    copies was the slowest route); one elsewhere."""
-    if not replicates(platform):
-        return 1
-    return min(COLLISION_MAX_READ_PORTS, max(1, cfg.block_out // INP_COPY_COLUMNS))
-
-
-def declared_inp_copies(cfg: Config) -> int:
-    """The inp read ports the modules declare: the most any platform uses."""
-    return inp_copies(cfg, OpenFlowPlatform())
+    copies was the slowest route); one elsewhere. Without a platform: the most any
+    platform gets (the read ports the modules declare)."""
+    most = min(COLLISION_MAX_READ_PORTS, max(1, cfg.block_out // INP_COPY_COLUMNS))
+    return most if platform is None or replicates(platform) else 1
 
 
 class GemmTree:
