@@ -26,7 +26,6 @@ from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, LAG_BITS, ErrorLatch
 from .exec_pipe import ExecPipe
 from .forward import acc_lane_groups
-from .gemm_tree import inp_copies
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 from .load import mux_read_clients
@@ -51,8 +50,7 @@ class Compute(wiring.Component):
             "pop_l2c": Out(1), "has_l2c": In(1), "pop_s2c": Out(1), "has_s2c": In(1),
             "push_c2l": Out(1), "push_c2s": Out(1),
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
-            **{f"inp_read_{c}": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp")))
-               for c in range(inp_copies(cfg))},
+            "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
             "busy": Out(1), "wait_l2c": Out(1), "wait_s2c": Out(1),
@@ -154,9 +152,7 @@ class Compute(wiring.Component):
         if acc_sram.slices > 1:
             m.d.comb += [acc_sram.read_0_addrs.eq(pipe.acc_read_dst_addrs),
                          acc_sram.read_1_addrs.eq(pipe.acc_read_src_addrs)]
-        for c in range(inp_copies(self.cfg)):
-            self._read(m, wiring.flipped(getattr(self, f"inp_read_{c}")),
-                       getattr(pipe, f"inp_read_{c}"))
+        self._read(m, wiring.flipped(self.inp_read), pipe.inp_read)
         self._read(m, wiring.flipped(self.wgt_read), pipe.wgt_read)
         m.d.comb += [self.out_write.addr.eq(pipe.out_write.addr),
                      self.out_write.data.eq(pipe.out_write.data),

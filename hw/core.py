@@ -23,7 +23,6 @@ from .axi_master import AxiMaster
 from .compute import Compute
 from .control import ControlRegs
 from .fetch import Fetch
-from .gemm_tree import inp_copies
 from .interfaces import AxiLiteSignature, AxiSignature
 from .load import Load
 from .sram import Sram
@@ -69,7 +68,7 @@ class Core(wiring.Component):
         wiring.connect(m, fetch.load_insn, load.insn)
         wiring.connect(m, fetch.compute_insn, compute.insn)
         wiring.connect(m, fetch.store_insn, store.insn)
-        self._buffers(m, platform, load, compute, store)
+        self._buffers(m, load, compute, store)
         queues = self._tokens(m, units, regs.start)
         self._control(m, regs, units, queues, master)
         self._errors(m, regs, units, queues)
@@ -87,16 +86,14 @@ class Core(wiring.Component):
         m.d.comb += [regs.value_error.eq(Cat(*codes)),
                      regs.status_error.eq(Cat(*codes).any() | Cat(*faults).any())]
 
-    def _buffers(self, m, platform, load, compute, store):
+    def _buffers(self, m, load, compute, store):
         cfg = self.cfg
-        copies = inp_copies(cfg, platform)
-        m.submodules.inp_sram = inp = Sram.for_buffer(cfg, "inp", read_ports=copies)
+        m.submodules.inp_sram = inp = Sram.for_buffer(cfg, "inp")
         m.submodules.wgt_sram = wgt = Sram.for_buffer(cfg, "wgt")
         m.submodules.out_sram = out = Sram.for_buffer(cfg, "out")
         wiring.connect(m, load.inp_write, inp.write)
         wiring.connect(m, load.wgt_write, wgt.write)
-        for c in range(copies):
-            wiring.connect(m, getattr(compute, f"inp_read_{c}"), inp.read_port(c))
+        wiring.connect(m, compute.inp_read, inp.read_0)
         wiring.connect(m, compute.wgt_read, wgt.read_0)
         wiring.connect(m, compute.out_write, out.write)
         wiring.connect(m, store.out_read, out.read_0)

@@ -58,7 +58,7 @@ from .gemm import element_view
 from .error_latch import LAG_BITS
 from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumulated,
                       any_of, forwarded_rows)
-from .gemm_tree import GemmTree, inp_copies
+from .gemm_tree import GemmTree
 from .index_check import index_check
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
@@ -116,9 +116,7 @@ class ExecPipe(wiring.Component):
                                                            cfg.batch * cfg.block_out))
                for n in ("dst", "src")},
             "acc_write": In(write_signature(acc_bits, cfg.depth("acc"))),
-            # the inp buffer's read ports, one per copy (the open flow: hw/gemm_tree.py)
-            **{f"inp_read_{c}": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp")))
-               for c in range(inp_copies(cfg))},
+            "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
         })
@@ -142,9 +140,8 @@ class ExecPipe(wiring.Component):
         dst2, src2, wgt2 = idx[2]
         # stage 2: data reads from the registered indices
         m.d.comb += [self.acc_read_dst.addr.eq(dst2), self.acc_read_src.addr.eq(src2),
-                     self.wgt_read.addr.eq(wgt2)]
+                     self.inp_read.addr.eq(src2), self.wgt_read.addr.eq(wgt2)]
         self._lane_addresses(m, platform, idx, moving)
-        inp_reads = self._inp_reads(m, platform, idx, moving)
         go2 = valid[2] & ~stall
         ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + _hazard_rows(
             m, platform, valid, dst, Cat(go2, dst2))
@@ -154,7 +151,7 @@ class ExecPipe(wiring.Component):
         # stage 3: register the SRAM read data
         tree = GemmTree(m, cfg, platform)
         loads, gemm, alu_en = _datapath_enables(platform, valid, op)
-        tree.operands([port.data for port in inp_reads], self.wgt_read.data, loads)
+        tree.operands(self.inp_read.data, self.wgt_read.data, loads)
         accd4, accs4 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
         with m.If(loads):
             m.d.sync += [accd4.eq(self.acc_read_dst.data), accs4.eq(self.acc_read_src.data)]
@@ -209,15 +206,6 @@ class ExecPipe(wiring.Component):
         for k, name in enumerate(("dst", "src")):
             self._copies(m, platform, getattr(self, f"acc_read_{name}_addrs"), idx[2][k],
                          idx["1d"][k], f"{name}_idx2", enable=moving)
-
-    def _inp_reads(self, m, platform, idx, moving) -> list:
-        """The inp read ports this platform uses, each addressed by a copy of the stage-2
-        src index register (beside its copy of the inp block RAMs)."""
-        ports = [getattr(self, f"inp_read_{c}") for c in range(inp_copies(self.cfg, platform))]
-        addrs = register_copies(m, platform, idx[2][1], idx["1d"][1], len(ports), "inp_idx2",
-                                enable=moving)
-        m.d.comb += [port.addr.eq(addr) for port, addr in zip(ports, addrs)]
-        return ports
 
     def _copies(self, m, platform, out, register, loads, name, enable=None):
         """``out``, an array of one entry per lane: copies of ``register`` (which loads

@@ -32,22 +32,7 @@ from vtalab.spec import Config
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
 from .registers import enabled_register, replicated_register, replicates
-from .sram import COLLISION_MAX_READ_PORTS
 from .verilog import for_simulator
-
-#: output columns one copy of the inp buffer serves in the open flow (see inp_copies)
-INP_COPY_COLUMNS = 4
-
-
-def inp_copies(cfg: Config, platform=None) -> int:
-    """Copies of the inp buffer the GEMM reads, each through a read port of its own (Yosys
-    gives each read port its own block RAMs): in the open flow one per INP_COPY_COLUMNS
-    output columns, so that an inp element's block RAM feeds the DSPs of a few columns
-    rather than of every column, spread over the die (1x16x8: the block RAM to its far
-    copies was the slowest route); one elsewhere. Without a platform: the most any
-    platform gets (the read ports the modules declare)."""
-    most = min(COLLISION_MAX_READ_PORTS, max(1, cfg.block_out // INP_COPY_COLUMNS))
-    return most if platform is None or replicates(platform) else 1
 
 
 class GemmTree:
@@ -58,22 +43,17 @@ class GemmTree:
         self.m, self.cfg, self.platform = m, cfg, platform
         self.wide = for_simulator(platform)
 
-    def operands(self, inp_datas: list, wgt_data, enable) -> None:
-        """Register the SRAM read data of the inp entry (once per copy of the inp buffer,
-        :func:`inp_copies`) and of the wgt entry (stage 3)."""
-        cfg = self.cfg
+    def operands(self, inp_data, wgt_data, enable) -> None:
+        """Register the SRAM read data of the inp and wgt entries (stage 3)."""
+        m, cfg = self.m, self.cfg
+        self.inp, self.wgt = [], []
         if self.wide:                  # used as read in stage 3, see _retimed_sums
-            self.inp = [[self._extend(x) for x in element_view(cfg, "inp", inp_datas[0])]]
+            self.inp = [self._extend(x) for x in element_view(cfg, "inp", inp_data)]
             self.wgt = [self._extend(x) for x in element_view(cfg, "wgt", wgt_data)]
             return
-        names = ["inp4"] if len(inp_datas) == 1 else [f"inp4_{c}" for c in range(len(inp_datas))]
-        self.inp = [self._registered(data, "inp", enable, name)
-                    for data, name in zip(inp_datas, names)]
-        self.wgt = self._registered(wgt_data, "wgt", enable, "wgt4")
-
-    def _registered(self, data, buffer, enable, name) -> list:
-        return [enabled_register(self.m, element, enable, f"{name}_{k}")
-                for k, element in enumerate(element_view(self.cfg, buffer, data))]
+        for buffer, data, regs in (("inp", inp_data, self.inp), ("wgt", wgt_data, self.wgt)):
+            for k, element in enumerate(element_view(cfg, buffer, data)):
+                regs.append(enabled_register(m, element, enable, f"{buffer}4_{k}"))
 
     def sums(self, gemm: dict) -> list:
         """Each output's sum of products (registered in stage 9 for stage 10), in
@@ -106,7 +86,7 @@ class GemmTree:
         cfg, sums = self.cfg, []
         for b in range(cfg.batch):
             for o in range(cfg.block_out):
-                total = self._sum([(self.inp[0][b * cfg.block_in + i] *
+                total = self._sum([(self.inp[b * cfg.block_in + i] *
                                     self.wgt[o * cfg.block_in + i])[:cfg.acc_bits]
                                    for i in range(cfg.block_in)])
                 for stage in range(3, 10):
@@ -134,14 +114,10 @@ class GemmTree:
         picks the one a DSP reads): in the open flow one copy of an inp element per output
         column and of a wgt element per batch row, each placed on the way to its DSP
         (nextpnr does not replicate registers; one inp element feeds BLOCK_OUT DSPs spread
-        over the DSP rows; with several inp buffer copies, each column's from its own);
-        elsewhere one register per element."""
+        over the DSP rows); elsewhere one register per element."""
         cfg = self.cfg
-        per_copy = cfg.block_out // len(self.inp)
-        names = ["inp5"] if len(self.inp) == 1 else [f"inp5_{c}" for c in range(len(self.inp))]
-        return ([sum((self._copies(inp[k], per_copy, enable, f"{name}_{k}")
-                      for inp, name in zip(self.inp, names)), [])
-                 for k in range(len(self.inp[0]))],
+        return ([self._copies(x, cfg.block_out, enable, f"inp5_{k}")
+                 for k, x in enumerate(self.inp)],
                 [self._copies(x, cfg.batch, enable, f"wgt5_{k}")
                  for k, x in enumerate(self.wgt)])
 

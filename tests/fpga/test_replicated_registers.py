@@ -10,7 +10,6 @@ from amaranth.hdl import Module, Signal
 
 from vtalab.hw.core import Core
 from vtalab.hw.forward import FORWARD_DEPTH
-from vtalab.hw.gemm_tree import inp_copies
 from vtalab.hw.registers import replicated_register
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
@@ -57,11 +56,7 @@ def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
         assert "connect \\LSR 1'0" in cell and 'parameter \\CEMUX "1"' in cell
     hazard = [c for c in cells if c.startswith("\\TRELLIS_FF \\hazard_row")]
     assert len(hazard) == (1 + cfg.addr_bits("acc")) * len(range(3, WRITE_STAGE - 1))
-    inp_addresses = [c for c in cells if c.startswith("\\TRELLIS_FF \\inp_idx2_")]
-    assert len(inp_addresses) == inp_copies(cfg, Ecp5()) * cfg.addr_bits("inp")
-    for cell in inp_addresses:
-        assert 'parameter \\CEMUX "CE"' in cell and "connect \\LSR \\rst" in cell
-    cells = [c for c in cells if c not in operands + hazard + inp_addresses]
+    cells = [c for c in cells if c not in operands and c not in hazard]
     assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
     enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
                                                  "\\TRELLIS_FF \\src_idx2_"))]
@@ -81,21 +76,3 @@ def test_copies_are_registers_of_their_own_only_where_the_platform_asks():
     for platform in (None, SimulatorPlatform()):
         shared = replicated_register(m, platform, value, 3, "shared")
         assert len(shared) == 3 and len({id(c) for c in shared}) == 1
-
-
-def test_the_open_flow_reads_a_copy_of_the_inp_buffer_per_four_output_columns():
-    """1x8x8 (tiny): two inp read ports (Yosys maps each to block RAMs of its own), and the
-    operand copies of columns 0-3 load the read data of copy 0, those of 4-7 copy 1's
-    (``inp5_<copy>_<element>_<column in the copy's group>``). The two copies hold the same
-    rows: the RTL tests on the synthesis netlist run this 1x8x8 with both."""
-    cfg = preset("tiny")
-    assert inp_copies(cfg, Ecp5()) == inp_copies(cfg, OpenFlowPlatform()) == 2
-    assert inp_copies(cfg, SimulatorPlatform()) == 1
-    text = rtlil.convert(Core(cfg), platform=Ecp5())
-    for copy in range(2):
-        for element in range(cfg.block_in):
-            for column in range(4):
-                cell = text[text.index(f"cell \\TRELLIS_FF \\inp5_{copy}_{element}_{column}_ff0"):]
-                cell = cell[:cell.index("end\n")]
-                assert f"connect \\DI \\inp4_{copy}_{element} [0]" in cell
-    assert "inp5_2_" not in text and "inp5_0_0_4_" not in text

@@ -33,7 +33,7 @@ class BothTrees(wiring.Component):
         acc = element_view(self.cfg, "acc", self.acc)
         for out, target in ((self.exact, None), (self.wide, SimulatorPlatform())):
             tree = GemmTree(m, self.cfg, target)
-            tree.operands([self.inp], self.wgt, Const(1))
+            tree.operands(self.inp, self.wgt, Const(1))
             sums = tree.sums({s: Const(1) for s in range(3, ACCUMULATE_STAGE)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
