@@ -21,7 +21,7 @@ from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, LOOP_OPCODES, Mem, Opcode
 from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
-from .axi_master import FifoSlice
+from .channel_slices import FifoSlice
 from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, LAG_BITS, ErrorLatch
 from .exec_pipe import ExecPipe

@@ -21,7 +21,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
 
-from .axi_master import FifoSlice
+from .channel_slices import FifoSlice
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
 from .registers import register_copies, replicated_register

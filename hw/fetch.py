@@ -18,7 +18,7 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
-from .axi_master import FifoSlice
+from .channel_slices import FifoSlice
 from .dma_reader import log2
 from .fetch_check import QUEUES, FetchCheck
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream

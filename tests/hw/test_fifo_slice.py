@@ -1,4 +1,4 @@
-"""hw/axi_master.FifoSlice: the registered form (head entry in an output register, every
+"""hw/channel_slices.FifoSlice: the registered form (head entry in an output register, every
 entry written to the LUT RAM) behaves cycle for cycle like the plain LUT-RAM FIFO: same
 valid, ready and data under random traffic on both sides, so the cycle models
 (spec/timing.py AXI_R_SLICE, AXI_RESPONSE_SLICE) hold for either."""
@@ -8,7 +8,7 @@ import pytest
 from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
-from vtalab.hw.axi_master import FifoSlice
+from vtalab.hw.channel_slices import FifoSlice
 
 
 @pytest.mark.parametrize("depth", [2, 3, 4, 8])
