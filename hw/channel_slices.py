@@ -6,6 +6,8 @@ from __future__ import annotations
 from amaranth.hdl import Elaboratable, Module, Mux, Signal
 from amaranth.lib import fifo, memory
 
+from vtalab.spec.errors import ConfigError
+
 
 class RegisterSlice(Elaboratable):
     """A full-throughput register stage for a valid/ready channel: ``i_ready`` and the
@@ -48,6 +50,9 @@ class FifoSlice(Elaboratable):
     ``i_ready`` "not full" (``depth`` - 1 waiting + the register) every cycle."""
 
     def __init__(self, width: int, depth: int = 4, registered: bool = False):
+        if depth < 1 + registered:
+            raise ConfigError(f"FifoSlice depth must be at least {1 + registered} "
+                              f"{'with' if registered else 'without'} registered, not {depth}")
         self.depth, self.registered = depth, registered
         self.i_valid, self.i_ready, self.i_data = Signal(), Signal(), Signal(width)
         self.o_valid, self.o_ready, self.o_data = Signal(), Signal(), Signal(width)

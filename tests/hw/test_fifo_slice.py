@@ -9,6 +9,7 @@ from amaranth.hdl import Module
 from amaranth.sim import Simulator
 
 from vtalab.hw.channel_slices import FifoSlice
+from vtalab.spec.errors import ConfigError
 
 
 @pytest.mark.parametrize("depth", [2, 3, 4, 8])
@@ -40,3 +41,10 @@ def test_the_registered_fifo_slice_matches_the_plain_one_every_cycle(depth):
     sim.add_testbench(traffic)
     sim.run()
     assert seen["full"] > 50 and seen["beats"] > 500        # both sides got exercised
+
+
+def test_a_registered_fifo_slice_needs_room_behind_its_output_register():
+    with pytest.raises(ConfigError, match="depth must be at least 2 with registered, not 1"):
+        FifoSlice(8, 1, registered=True)
+    with pytest.raises(ConfigError, match="depth must be at least 1 without registered, not 0"):
+        FifoSlice(8, 0)
