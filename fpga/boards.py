@@ -10,7 +10,7 @@ Why these shapes:
 - **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
   alone. The preset's ALU MUL is 18 bits wide (``alu_mul_bits``: one MULT18X18D per lane;
   the 1x16x8 below then needs 137 and 1x8x16 145, both fit; with nextpnr's static placer
-  1x16x8 routes, at 71-95 MHz by seed and netlist so far: docs/fpga.md).
+  1x16x8 routes, at 65-95 MHz by seed and netlist so far: docs/fpga.md).
   With VTA's 32-bit MUL: 128 GEMM multipliers fit, but the wrapping 32x32 MUL costs 3 more in every
   accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
   128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
@@ -106,7 +106,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           dram_bytes=64 * 1024, dsp_product_registers=True,
           notes="1x16x2 at 100 MHz: 32 GEMM + 2 ALU (18-bit MUL) + 1 multipliers; the "
                 "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) and "
-                "route with placer='static', 1x16x8 at 71-95 MHz by seed so far (docs/fpga.md); "
+                "route with placer='static', 1x16x8 at 65-95 MHz by seed so far (docs/fpga.md); "
                 "1x16x16 (273) does not fit"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
