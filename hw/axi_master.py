@@ -5,9 +5,10 @@ round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB
 per issued burst names its client, and R beats go to that client in order (one ID, so
 responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
 issued while the previous one streams and the bus moves one beat per cycle. Each read
-client's requests pass a register slice and its responses a small LUT-RAM FIFO (the R
-channel too), so no client's logic and the arbiter's or the R channel's meet in one cycle
-(FPGA timing; two cycles of latency).
+client's requests pass a register slice and its responses a small LUT-RAM FIFO whose head
+entry sits in an output register (the R channel's too: hw/channel_slices.py), so no
+client's logic and the arbiter's or the R channel's meet in one cycle (FPGA timing; two
+cycles of latency).
 
 Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
 bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
@@ -26,7 +27,6 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 
 from .channel_slices import FifoSlice, RegisterSlice
-
 from .interfaces import (ADDR_BITS, AXI_BOUNDARY, AXI_BURST_INCR, AXI_MAX_BEATS, BEATS_BITS,
                          AxiSignature, ReadClientSignature, WriteClientSignature)
 
