@@ -95,6 +95,7 @@ def row(report: dict) -> dict:
         **{f"{k}_used": util[k]["used"] for k in ("lut", "ff", "dsp", "bram")},
         **{f"{k}_avail": util[k]["available"] for k in ("lut", "ff", "dsp", "bram")},
         "est_dsp": report["estimate"]["dsp"], "est_bram": report["estimate"]["bram"],
+        "lut_products": report["estimate"].get("lut_products", 0),
         "clock_mhz": report["clock_mhz"], "fmax_mhz": report["fmax_mhz"],
         "timing_met": report["timing_met"], "peak_gops": report["peak_gops"],
         "peak_gops_at_fmax": report["peak_gops_at_fmax"],
@@ -146,13 +147,16 @@ def main(argv=None) -> int:
                         help="nextpnr placer for every build (default: each board's)")
     parser.add_argument("--no-timing-ripup", action="store_true",
                         help="route without router2's timing-driven rip-up")
+    parser.add_argument("--lut-multipliers", action="store_true",
+                        help="GEMM products past the DSPs from LUTs (Board.hard_dsp=False)")
     args = parser.parse_args(argv)
     out_root = Path(args.out)
 
     def board_of(name):
         board = get_board(name)
         return replace(board, placer=args.placer or board.placer,
-                       timing_ripup=board.timing_ripup and not args.no_timing_ripup)
+                       timing_ripup=board.timing_ripup and not args.no_timing_ripup,
+                       hard_dsp=board.hard_dsp and not args.lut_multipliers)
     jobs = [(board_of(name), board_of(name).cfg()) for name in args.boards]
     ulx3s = board_of("ulx3s-85f")
     overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}

@@ -21,7 +21,7 @@ from .boards import Board, get_board
 from .errors import FpgaError
 from .report import (cell_sources, make_report, parse_nextpnr_report, read_report,
                      slowest_endpoints, summary, write_report)
-from .resources import check_fits
+from .resources import check_fits, gemm_dsp_products
 
 TOP = "top"
 # router2: the default router1 needed over an hour for the ULX3S core on 2 shared cores
@@ -46,7 +46,9 @@ def build_board(board: "str | Board", plan_only: bool = False, out_dir=None, pro
     est = check_fits(cfg, board)
     progress(f"{board.title}: config {cfg.name} {cfg.batch}x{cfg.block_in}x{cfg.block_out} "
              f"at {cfg.clock_mhz:g} MHz; estimate {est.dsp}/{board.capacity['dsp']} DSP, "
-             f"{est.bram}/{board.capacity['bram']} BRAM")
+             f"{est.bram}/{board.capacity['bram']} BRAM"
+             + (f", {est.detail['lut_products']} GEMM products from LUTs"
+                if est.detail["lut_products"] else ""))
     if board.flow == "vivado":
         from .vivado import write_project
         return _vendor(board, cfg, est, write_project(board, cfg, out_dir), plan_only,
@@ -58,7 +60,7 @@ def build_board(board: "str | Board", plan_only: bool = False, out_dir=None, pro
     return _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed)
 
 
-def platform_for(board: Board):
+def platform_for(board: Board, cfg: "Config | None" = None):
     module, _, attr = board.platform.partition(":")
     try:
         cls = getattr(importlib.import_module(module), attr)
@@ -68,6 +70,8 @@ def platform_for(board: Board):
     from .top import add_board_resources
     platform = cls()
     platform.vtalab_dsp_product_registers = board.dsp_product_registers   # hw/ecp5_dsp.py
+    if cfg is not None:                                     # hw/lut_multiplier.py
+        platform.vtalab_gemm_dsp_products = gemm_dsp_products(cfg, board)
     if board.open_flow:
         platform.vtalab_sram_collisions = "undefined"      # hw/sram.py, _collision_script
         platform.vtalab_lane_groups = True                  # hw/forward.py
@@ -96,7 +100,7 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
     progress("  elaborating the design (Amaranth) ...")
     start = time.monotonic()
     top = BoardTop(board, cfg)
-    plan = platform_for(board).build(
+    plan = platform_for(board, cfg).build(
         top, name=TOP, do_build=False,
         nextpnr_opts=f"--report {TOP}.report.json --detailed-timing-report "
                      f"--timing-allow-fail --placer {board.placer} {NEXTPNR_ROUTER} "

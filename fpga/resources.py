@@ -8,7 +8,9 @@ the ALU's wrapping acc_bits x acc_bits multiply in every accumulator lane, each 
 the part's native multiplier width, plus the store module's y_size x x_size (16 x 16 bits),
 packed into the part's DSP units (one per product on ECP5 and Zynq; a Cyclone V
 variable-precision block holds three 9x9 or two 18x19 multipliers).
-Checked against Yosys: 1x8x16 maps to 177 MULT18X18D, as estimated.
+Checked against Yosys: 1x8x16 maps to 177 MULT18X18D, as estimated. An open-flow board
+with ``hard_dsp=False`` gives the GEMM the DSPs the ALU and the store leave and builds its
+other products from LUTs (``lut_products``; hw/lut_multiplier.py).
 """
 from __future__ import annotations
 
@@ -134,8 +136,19 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
                      cfg.macs_per_cycle, flow)
     alu = alu_units(cfg, flow)
     other = sum(dsp_units(a, b, out, 1, flow) for a, b, out in OTHER_MULTIPLIERS)
-    detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other)
+    lut_products = 0
+    if board.open_flow and not board.hard_dsp:   # the GEMM takes the DSPs left, then LUTs
+        lut_products = max(0, gemm - max(0, board.capacity["dsp"] - alu - other))
+        gemm -= lut_products
+    detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other, lut_products=lut_products)
     return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)
+
+
+def gemm_dsp_products(cfg: Config, board: "Board | str") -> int | None:
+    """The GEMM products an open-flow build multiplies in DSPs when the rest must come from
+    LUTs (hw/lut_multiplier.py), else None (all in DSPs, or the vendor tool's choice)."""
+    est = estimate(cfg, board)
+    return est.detail["dsp_gemm"] if est.detail["lut_products"] else None
 
 
 def check_fits(cfg: Config, board: "Board | str") -> Estimate:

@@ -3,7 +3,9 @@
 rows), registered again in stage 5 (on ECP5 boards the DSPs' input registers), element
 products in stage 6, the products registered again in stage 7 (a landing register the
 placer can put between the DSP row and the adders: on the ULX3S both routes are long),
-adder trees over stages 8 and 9, the accumulate of stage 10.
+adder trees over stages 8 and 9, the accumulate of stage 10. Lanes past the platform's DSP
+budget (``vtalab_gemm_dsp_products``) build their product from LUTs instead: two halves
+registered in stage 6, added on the way into stage 7's register (hw/lut_multiplier.py).
 
 Two elaborations compute the same accumulator values:
 
@@ -31,6 +33,7 @@ from vtalab.spec import Config
 
 from .ecp5_dsp import registered_product, uses_dsp_registers
 from .gemm import element_view, tree_sum
+from .lut_multiplier import gemm_dsp_products, split_product
 from .registers import enabled_register, replicated_register, replicates
 from .verilog import for_simulator
 
@@ -42,6 +45,7 @@ class GemmTree:
     def __init__(self, m: Module, cfg: Config, platform):
         self.m, self.cfg, self.platform = m, cfg, platform
         self.wide = for_simulator(platform)
+        self.dsp_products = gemm_dsp_products(platform, cfg.macs_per_cycle)
 
     def operands(self, inp_data, wgt_data, enable) -> None:
         """Register the SRAM read data of the inp and wgt entries (stage 3)."""
@@ -73,7 +77,8 @@ class GemmTree:
                 products = [self._register(
                     self._product(_copy(inp[b * cfg.block_in + i], o),
                                   _copy(wgt[o * cfg.block_in + i], b), in_dsp, gemm[6],
-                                  f"prod7_{b}_{o}_{i}"),
+                                  f"prod7_{b}_{o}_{i}", lane=(b * cfg.block_out + o)
+                                  * cfg.block_in + i),
                     gemm[7], f"land8_{b}_{o}_{i}") for i in range(cfg.block_in)]
                 partial = [self._register(self._sum(products[g:g + group]), gemm[8],
                                           f"part9_{b}_{o}_{g // group}")
@@ -138,7 +143,11 @@ class GemmTree:
                     for k, copies in enumerate(elements)]
         return registered(inp, "inp6"), registered(wgt, "wgt6"), None
 
-    def _product(self, a, b, operand_enable, enable, name):
+    def _product(self, a, b, operand_enable, enable, name, lane: int):
+        """Lane ``lane``'s product, registered in stage 6 (a multiplier), or its two
+        halves registered there and added on the way to stage 7 (LUTs, past the DSPs)."""
+        if lane >= self.dsp_products:
+            return split_product(self.m, a, b, enable, name, operand_enable=operand_enable)
         return registered_product(self.m, self.platform, a, b, enable, name,
                                   operand_enable=operand_enable)
 

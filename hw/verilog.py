@@ -30,8 +30,19 @@ class OpenFlowPlatform:
     """What the RTL "synthesis" netlist is elaborated for (sim/rtl/build.py): the structure
     the open FPGA flow synthesizes (per-lane accumulator slices and control copies,
     hw/forward.py), without the ECP5 cells (fpga/build.py puts the same attribute on the
-    board's platform)."""
+    board's platform). ``gemm_dsp_products``: the GEMM products multiplied (the rest from
+    LUTs, hw/lut_multiplier.py; None: all)."""
     vtalab_lane_groups = True
+
+    def __init__(self, gemm_dsp_products: int | None = None):
+        self.vtalab_gemm_dsp_products = gemm_dsp_products
+
+
+def synthesis_netlist_platform(cfg: Config) -> OpenFlowPlatform:
+    """The RTL "synthesis" netlist's platform: the first half of the GEMM's products
+    multiplied, the second half from LUTs, so that one RTL test run checks both forms (a
+    board without enough DSPs builds the same two, hw/lut_multiplier.py)."""
+    return OpenFlowPlatform(gemm_dsp_products=cfg.macs_per_cycle // 2)
 
 
 def for_simulator(platform) -> bool:

@@ -1,10 +1,12 @@
 """``vtalab build``: vtalab/cli.py calls ``add_build_parser(sub)``.
 
     vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only]
-                 [--seed N | --seeds N [N ...]]
+                 [--seed N | --seeds N [N ...]] [--lut-multipliers]
     vtalab build --list
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 
 def add_build_parser(subparsers) -> None:
@@ -19,6 +21,9 @@ def add_build_parser(subparsers) -> None:
     build.add_argument("--seeds", type=int, nargs="+", default=None,
                        help="one build per seed until one meets timing (else the fastest "
                             "is kept); each in OUT/seed-N, the chosen one copied to OUT")
+    build.add_argument("--lut-multipliers", action="store_true",
+                       help="build the GEMM products past the part's DSPs from LUTs "
+                            "(open-flow boards; the default stops at the DSP count)")
     build.add_argument("--list", action="store_true", help="list the boards")
     build.set_defaults(func=run_build)
 
@@ -27,7 +32,7 @@ def run_build(args) -> int:
     from vtalab.spec import load_config
     from vtalab.spec.errors import VtaError
 
-    from vtalab.fpga.boards import BOARDS
+    from vtalab.fpga.boards import BOARDS, get_board
     from vtalab.fpga.build import build_board
     if args.list or not args.board:
         for name, board in sorted(BOARDS.items()):
@@ -38,14 +43,17 @@ def run_build(args) -> int:
             raise VtaError("--board must name a board (see vtalab build --list), not be missing")
         return 0
     cfg = load_config(args.config) if args.config else None
+    board = get_board(args.board)
+    if args.lut_multipliers:
+        board = replace(board, hard_dsp=False)
     if args.seeds:
         if args.plan_only:
             raise VtaError("--seeds must come without --plan-only (a plan has no placement)")
         from vtalab.fpga.seeds import build_seeds
-        build_seeds(args.board, args.seeds, out_dir=args.out, cfg=cfg,
+        build_seeds(board, args.seeds, out_dir=args.out, cfg=cfg,
                     progress=lambda line: print(line, flush=True))
         return 0
-    report = build_board(args.board, plan_only=args.plan_only, out_dir=args.out, cfg=cfg,
+    report = build_board(board, plan_only=args.plan_only, out_dir=args.out, cfg=cfg,
                          seed=args.seed, progress=lambda line: print(line, flush=True))
     if report.get("plan_only"):
         print(f"wrote {report['out_dir']}")

@@ -44,7 +44,9 @@ NATIVE = "native"
 # Which elaboration of the Core is verilated: "simulation" (hw.verilog.SimulatorPlatform:
 # the wide GEMM, enabled datapath registers, written for Verilator's speed) or
 # "synthesis" (what an open-flow FPGA build synthesizes, minus the ECP5 cells: the exact
-# int8 datapath, free-running registers, per-lane accumulator slices), so the whole RTL test set can run on either:
+# int8 datapath, free-running registers, per-lane accumulator slices, half the GEMM's
+# products from LUTs: hw.verilog.synthesis_netlist_platform), so the whole RTL test set
+# can run on either:
 # ``VTALAB_RTL_NETLIST=synthesis pytest tests/rtl``.
 NETLISTS = ("simulation", "synthesis")
 NETLIST_ENV = "VTALAB_RTL_NETLIST"
@@ -161,13 +163,13 @@ def library(cfg: Config, trace: str | None = None, echo=None, arch: str = NATIVE
 
 def _build(cfg: Config, trace: str | None, work: Path, echo, arch: str = NATIVE,
            netlist: str = NETLISTS[0]) -> None:
-    from vtalab.hw.verilog import OpenFlowPlatform, generate
+    from vtalab.hw.verilog import generate, synthesis_netlist_platform
     start = time.perf_counter()
     echo(f"rtl: generating the {netlist} Verilog for config {cfg.name} ({cfg.fingerprint()})")
     if netlist == "simulation":
         verilog = generate(cfg, name=codegen.TOP, for_simulation=True)
     else:
-        verilog = generate(cfg, name=codegen.TOP, platform=OpenFlowPlatform())
+        verilog = generate(cfg, name=codegen.TOP, platform=synthesis_netlist_platform(cfg))
     (work / "top.v").write_text(codegen.sim_wrapper(verilog))
     (work / "top.vlt").write_text(codegen.verilator_config(verilog))
     (work / "vtalab_config.h").write_text(codegen.config_header(cfg))

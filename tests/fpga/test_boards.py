@@ -1,10 +1,13 @@
 """Board presets, the resource estimate and the early "does not fit" check."""
+from dataclasses import replace
+
 import pytest
 
 from vtalab.fpga import BOARDS, FpgaError, ResourceError, board_names, get_board
+from vtalab.fpga.build import platform_for
 from vtalab.fpga.pll import pll_params
 from vtalab.fpga.resources import (bram_blocks, check_fits, dsp_units, estimate,
-                                   multiplier_dsps)
+                                   gemm_dsp_products, multiplier_dsps)
 from vtalab.spec import Config, load_config
 
 
@@ -47,6 +50,21 @@ def test_default_config_fails_early_naming_resource_and_numbers():
     with pytest.raises(ResourceError, match=r"block RAMs must be at most 56, not \d+ "
                                             r"\(.*wgt \d+"):
         check_fits(big, "orangecrab-25f")
+
+
+def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
+    board = replace(get_board("ulx3s-85f"), hard_dsp=False)
+    cfg = board.cfg().replace(block_out=16)        # 256 GEMM + 16 ALU + 1 store > 156
+    est = check_fits(cfg, board)
+    assert est.dsp == 156 and est.detail["dsp_gemm"] == 139
+    assert est.detail["lut_products"] == 117
+    assert gemm_dsp_products(cfg, board) == 139
+    assert platform_for(board, cfg).vtalab_gemm_dsp_products == 139
+    assert gemm_dsp_products(board.cfg(), board) is None          # the preset fits
+    assert platform_for(board, board.cfg()).vtalab_gemm_dsp_products is None
+    with pytest.raises(ResourceError, match=r"multipliers \(DSPs\) must be at most 156, "
+                                            r"not 273 \(GEMM 1x16x16 = 256, ALU 16"):
+        check_fits(cfg, "ulx3s-85f")                # hard_dsp: the board's default
 
 
 def test_vendor_boards_spill_multipliers_to_luts():

@@ -127,3 +127,17 @@ def test_placing_again_refuses_another_config(tmp_path):
         place_and_route_again(src, 2, tmp_path / "s2", cfg=cfg.replace(block_out=4))
     with pytest.raises(FpgaError, match=r"report.json must exist"):
         place_and_route_again(tmp_path / "nothing", 2, tmp_path / "s2")
+
+
+def test_vtalab_build_lut_multipliers_lifts_the_dsp_limit(monkeypatch, tmp_path):
+    from vtalab import cli
+    from vtalab.fpga import build
+    boards = []
+
+    def build_board(board, plan_only, out_dir, cfg, seed, progress):
+        boards.append(get_board(board))
+        return {}
+    monkeypatch.setattr(build, "build_board", build_board)
+    assert cli.main(["build", "--board", "ulx3s-85f", "--lut-multipliers"]) == 0
+    assert cli.main(["build", "--board", "ulx3s-85f"]) == 0
+    assert [b.hard_dsp for b in boards] == [False, True]

@@ -1,5 +1,6 @@
-"""hw/gemm_tree.py: the exact (synthesized) and wide (simulated) GEMM datapaths give the
-accumulator values of numpy's int32 reference, extremes included."""
+"""hw/gemm_tree.py: the exact (synthesized) and wide (simulated) GEMM datapaths, and the
+exact one with half its products from LUTs (hw/lut_multiplier.py), give the accumulator
+values of numpy's int32 reference, extremes included."""
 import numpy as np
 from amaranth.hdl import Cat, Const, Module
 from amaranth.lib import wiring
@@ -26,17 +27,25 @@ class BothTrees(wiring.Component):
         self.cfg = cfg
         bits = entry_bits(cfg, "acc")
         super().__init__({"inp": In(entry_bits(cfg, "inp")), "wgt": In(entry_bits(cfg, "wgt")),
-                          "acc": In(bits), "exact": Out(bits), "wide": Out(bits)})
+                          "acc": In(bits), "exact": Out(bits), "wide": Out(bits),
+                          "split": Out(bits)})
 
     def elaborate(self, platform):
         m = Module()
         acc = element_view(self.cfg, "acc", self.acc)
-        for out, target in ((self.exact, None), (self.wide, SimulatorPlatform())):
+        for out, target in ((self.exact, None), (self.wide, SimulatorPlatform()),
+                            (self.split, HalfDspPlatform(self.cfg))):
             tree = GemmTree(m, self.cfg, target)
             tree.operands(self.inp, self.wgt, Const(1))
             sums = tree.sums({s: Const(1) for s in range(3, ACCUMULATE_STAGE)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
+
+
+class HalfDspPlatform:
+    """The first half of the products multiplied, the second half from LUTs."""
+    def __init__(self, cfg):
+        self.vtalab_gemm_dsp_products = cfg.macs_per_cycle // 2
 
 
 def _limits(bits):
@@ -59,7 +68,7 @@ def _cases(rng):
                rng.integers(a_lo, a_hi, shape_a, endpoint=True))
 
 
-def test_exact_and_wide_gemm_trees_match_the_int32_reference():
+def test_exact_wide_and_split_gemm_trees_match_the_int32_reference():
     dut = BothTrees(CFG)
     sim = Simulator(dut)
     sim.add_clock(1e-6)
@@ -73,7 +82,7 @@ def test_exact_and_wide_gemm_trees_match_the_int32_reference():
             ctx.set(dut.acc, pack(acc, CFG.acc_bits))
             await ctx.tick().repeat(LATENCY)
             want = wrap((acc + inp @ wgt.T).ravel(), CFG.acc_bits)
-            for name in ("exact", "wide"):
+            for name in ("exact", "wide", "split"):
                 got = unpack(ctx.get(getattr(dut, name)), CFG.acc_bits, acc_count)
                 if not np.array_equal(got, want):
                     failures.append((name, inp.tolist(), wgt.tolist(), got, want))

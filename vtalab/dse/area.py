@@ -110,8 +110,8 @@ def _synth(cfg: Config, board_name: str, work: Path, progress) -> dict:
     env = tool_env()
     if work.exists():
         shutil.rmtree(work)
-    plan = platform_for(board).build(BoardTop(board, cfg), name=TOP, do_build=False,
-                                     script_after_read=_collision_script())
+    plan = platform_for(board, cfg).build(BoardTop(board, cfg), name=TOP, do_build=False,
+                                          script_after_read=_collision_script())
     plan.extract(work)
     steps = [s for s in script_steps(work / f"build_{TOP}.sh") if s[0] == "YOSYS"]
     run_steps(work, steps, env, progress or _quiet)
