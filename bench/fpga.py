@@ -11,8 +11,10 @@ table plus JSON (``--json``). Peak GOPS = MACs/cycle x 2 x min(Fmax, PLL clock).
 that cannot fit is reported with the early check's message instead of a build.
 ``--reuse`` takes an existing report.json of the same config fingerprint instead of
 rebuilding. ``--seeds`` places and routes each build's netlist again with every further
-seed (fpga.build.place_and_route_again: Yosys once) and reports Fmax per seed; the row's
-Fmax and GOPS are the first seed's. Builds are CPU-heavy: run one benchmark at a time.
+seed (fpga.build.place_and_route_again: Yosys once) and reports Fmax per seed ("no route"
+where nextpnr fails on that placement); the row's Fmax and GOPS are the first seed's.
+``--lut-multipliers`` builds the GEMM products past the part's DSPs from LUTs. Builds are
+CPU-heavy: run one benchmark at a time.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from vtalab.fpga import BOARDS, ResourceError, get_board
 from vtalab.fpga.boards import PLACERS
 from vtalab.fpga.build import build_board, place_and_route_again
+from vtalab.fpga.errors import PlaceRouteError
 from vtalab.spec._atomic import write_text_atomic
 
 DEFAULT_SHAPES = ("1x16x4", "1x16x8", "1x16x16")
@@ -47,9 +50,18 @@ def one(board, cfg, out_root: Path, reuse: bool, echo, seeds=(1,)) -> dict:
         return {"board": board.name, "config": cfg.name,
                 "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
                 "macs": cfg.macs_per_cycle, "fits": False, "reason": str(exc)}
-    reports = [first] + [_again(cfg, out_dir, seed, reuse, echo, board)
-                         for seed in seeds[1:]]
-    return dict(row(first), seeds=[_seed_entry(r) for r in reports])
+    return dict(row(first), seeds=[_seed_entry(first)] + [
+        _again_entry(cfg, out_dir, seed, reuse, echo, board) for seed in seeds[1:]])
+
+
+def _again_entry(cfg, out_dir: Path, seed: int, reuse: bool, echo, board) -> dict:
+    """One further seed's entry; a seed nextpnr fails on is recorded, not fatal."""
+    try:
+        return _seed_entry(_again(cfg, out_dir, seed, reuse, echo, board))
+    except PlaceRouteError as exc:
+        echo(f"{cfg.name} seed {seed}: place and route failed")
+        return {"seed": seed, "fmax_mhz": None, "timing_met": False, "build_s": None,
+                "error": exc.reason}
 
 
 def _seed_entry(report: dict) -> dict:
@@ -125,8 +137,9 @@ def table(rows: list[dict]) -> str:
 
 
 def _seeds_text(seeds: list) -> str:
-    return " / ".join(f"{s['fmax_mhz']:.1f}{'' if s['timing_met'] else '*'} (seed {s['seed']})"
-                      for s in seeds)
+    return " / ".join(("no route" if s["fmax_mhz"] is None else
+                       f"{s['fmax_mhz']:.1f}{'' if s['timing_met'] else '*'}")
+                      + f" (seed {s['seed']})" for s in seeds)
 
 
 def main(argv=None) -> int:

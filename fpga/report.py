@@ -169,7 +169,9 @@ def summary(report: dict) -> str:
         lines.append(f"  block-RAM output registers: {outreg['registers']} flip-flops in "
                      f"{outreg['brams']} DP16KD")
     if report.get("seeds_tried"):                   # fpga/seeds.py
-        tried = ", ".join(f"{t['seed']}: {t['fmax_mhz']:.1f}" for t in report["seeds_tried"])
+        tried = ", ".join(f"{t['seed']}: " + ("no route" if t["fmax_mhz"] is None
+                                              else f"{t['fmax_mhz']:.1f}")
+                          for t in report["seeds_tried"])
         lines.append(f"  placement seed {report['seed']} (MHz by seed: {tried})")
     if report.get("peak_gops") is not None:
         usable = min(report["fmax_mhz"], report["clock_mhz"])

