@@ -5,10 +5,11 @@ round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB
 per issued burst names its client, and R beats go to that client in order (one ID, so
 responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
 issued while the previous one streams and the bus moves one beat per cycle. Each read
-client's requests pass a register slice and its responses a small LUT-RAM FIFO whose head
-entry sits in an output register (the R channel's too: hw/channel_slices.py), so no
-client's logic and the arbiter's or the R channel's meet in one cycle (FPGA timing; two
-cycles of latency).
+client's requests pass a register slice and its responses a small LUT-RAM FIFO (the R
+channel's too: hw/channel_slices.py), so no client's logic and the arbiter's or the R
+channel's meet in one cycle (FPGA timing; two cycles of latency). The FIFOs' registered
+form (head entry in an output register) measured slower on the ULX3S 1x16x8 (docs/fpga.md,
+session 19), so they use the plain one.
 
 Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
 bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
@@ -182,7 +183,7 @@ class AxiMaster(wiring.Component):
             tags.w_en.eq(split.advance),
             tags.w_data.eq(owner),
         ]
-        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1, registered=True)
+        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1)
         m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
                      axi.rready.eq(rs.i_ready)]
         head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
@@ -190,7 +191,7 @@ class AxiMaster(wiring.Component):
         # registers, not from each client's unpacking logic (the ECP5's critical path)
         slices = []
         for i, client in enumerate(clients):
-            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits, registered=True)
+            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits)
             m.d.comb += [
                 cs.i_data.eq(rdata),
                 cs.i_valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
