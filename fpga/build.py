@@ -13,6 +13,7 @@ import importlib
 import shutil
 import subprocess
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from vtalab.spec import Config
@@ -134,7 +135,7 @@ def place_and_route_again(synth_dir, seed: int, out_dir, progress=print,
     from .toolchain import script_steps, tool_env
     synth_dir, out_dir = Path(synth_dir), Path(out_dir)
     first = read_report(synth_dir)
-    board = get_board(first["board"])
+    board = replace(get_board(first["board"]), hard_dsp=first.get("hard_dsp", True))
     cfg = cfg if cfg is not None else Config.from_dict(first["config"])
     if cfg.fingerprint() != first["fingerprint"]:
         raise FpgaError(f"the config must be the one built in {synth_dir} "

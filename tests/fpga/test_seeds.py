@@ -78,9 +78,9 @@ def test_vtalab_build_seeds_runs_the_sweep(monkeypatch, tmp_path, capsys):
     assert "--seeds must come without --plan-only" in capsys.readouterr().err
 
 
-def _synthesized(tmp_path, cfg):
+def _synthesized(tmp_path, cfg, board=None):
     """A folder as a build leaves it after synthesis: netlist, constraints, script, report."""
-    board = get_board("ulx3s-85f")
+    board = board or get_board("ulx3s-85f")
     nextpnr = {"utilization": {"lut": {"used": 1, "available": 2}},
                "fmax": {"clk": {"achieved_mhz": 90.0, "constraint_mhz": cfg.clock_mhz}}}
     report = make_report(board, cfg, nextpnr, estimate(cfg, board),
@@ -117,6 +117,24 @@ def test_placing_again_runs_nextpnr_and_ecppack_with_the_new_seed_only(monkeypat
     assert nextpnr_args[nextpnr_args.index("--seed") + 1] == "3"
     assert ran["times"] == {"elaborate": 5.0, "yosys": 50.0} and ran["seed"] == 3
     assert ran["files"] == ["top.json", "top.lpf"]
+
+
+def test_placing_again_keeps_the_lut_multipliers_of_the_first_build(monkeypatch, tmp_path):
+    from dataclasses import replace
+
+    from vtalab.fpga import build
+    board = replace(get_board("ulx3s-85f"), hard_dsp=False)
+    cfg = board.cfg().replace(block_out=16)            # 117 GEMM products from LUTs
+    src = _synthesized(tmp_path / "first", cfg, board)
+    seen = {}
+
+    def place_route_pack(board_, cfg_, est, *args, seed):
+        seen.update(hard_dsp=board_.hard_dsp, lut_products=est.detail["lut_products"])
+        return {"seed": seed}
+    monkeypatch.setattr(build, "_place_route_pack", place_route_pack)
+    monkeypatch.setattr("vtalab.fpga.toolchain.tool_env", lambda: {})
+    build.place_and_route_again(src, 2, tmp_path / "s2")
+    assert seen == {"hard_dsp": False, "lut_products": 117}
 
 
 def test_placing_again_refuses_another_config(tmp_path):
