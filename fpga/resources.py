@@ -38,6 +38,10 @@ DSP_MODES = {"ecp5": ((18, 1),), "vivado": ((18, 1),), "quartus": ((9, 3), (18, 
 LUTRAM_BITS = 4096            # smaller memories go to distributed RAM
 READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
 OTHER_MULTIPLIERS = ((16, 16, 32),)     # store: rows to write = y_size * x_size
+# LUT4s of one int8 x int8 GEMM product from LUTs (hw/lut_multiplier.py) with its operand
+# and product registers: Yosys 0.70 synth_ecp5 maps it to 163 LUT4 and 18 CCU2C (two LUT4
+# each), plus wide-function muxes.
+LUT_PRODUCT_LUT4 = 200
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,12 @@ def check_fits(cfg: Config, board: "Board | str") -> Estimate:
                         f"{est.dsp} (GEMM {cfg.batch}x{cfg.block_in}x{cfg.block_out} = "
                         f"{est.detail['dsp_gemm']}, ALU {est.detail['dsp_alu']}, other "
                         f"{est.detail['dsp_other']}): use a "
+                        f"smaller block shape")
+    luts = est.detail["lut_products"] * LUT_PRODUCT_LUT4
+    if luts > board.capacity["lut"]:
+        problems.append(f"GEMM products from LUTs must take at most the part's "
+                        f"{board.capacity['lut']} LUT4, not about {luts} "
+                        f"({est.detail['lut_products']} x {LUT_PRODUCT_LUT4}): use a "
                         f"smaller block shape")
     if problems:
         raise ResourceError(f"config {cfg.name} does not fit {board.name} ({board.part}): "
