@@ -19,10 +19,13 @@ Why these shapes:
   the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs then, 35 with the 18-bit MUL), which routed
   in ~6 min and met 100 MHz (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
-- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x4x4 needs 16 + 4x3 + 1 = 29;
-  1x8x2 has the same 16 MACs/cycle with 16 + 2x3 + 1 = 23, and small buffers. Clocked at
-  125 MHz (130.5-135.1 MHz achieved at seeds 1-3), with the GEMM product registers inside
-  the MULT18X18Ds (hw/ecp5_dsp.py; 92.1 MHz without them; docs/fpga.md).
+- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x2 (32 MACs/cycle) with the
+  18-bit ALU MUL needs 32 + 2 + 1 = 35 multipliers: the GEMM takes the 25 MULT18X18Ds the
+  ALU and the store leave and builds its last 7 products from LUTs (``hard_dsp=False``,
+  hw/lut_multiplier.py; ~15k of the 24k LUT4). Clocked at 125 MHz (133.1 / 123.7 / 132.5
+  MHz at seeds 1-3), with the GEMM product registers inside the MULT18X18Ds
+  (hw/ecp5_dsp.py; docs/fpga.md). Until session 19: 1x8x2 with the 32-bit MUL (16 + 2x3 +
+  1 = 23), 130.5-135.1 MHz, half the GOPS.
 - **PYNQ-Z1** (xc7z020, VTA's main board): VTA's 1x16x16 array with the buffers that fit
   its 280 RAMB18; multipliers beyond the 220 DSP48E1 go to LUTs.
 - **DE10-Nano** (5CSEBA6: 41,910 ALMs, 553 M10K, 112 variable-precision DSP blocks, each
@@ -66,7 +69,8 @@ class Board:
     dram_bytes: int = 0             # on-chip DRAM (open-flow boards without a DDR port)
     uart_baud: int = 115200
     notes: str = ""
-    hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs)
+    hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs,
+    #                                 by the vendor tool or, open flow, hw/lut_multiplier.py)
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
@@ -107,13 +111,14 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           notes="1x16x2 at 100 MHz: 32 GEMM + 2 ALU (18-bit MUL) + 1 multipliers; the "
                 "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) and "
                 "route with placer='static', 1x16x8 at 65-95 MHz by seed so far (docs/fpga.md); "
-                "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from LUTs)"),
+                "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from LUTs) "
+                "and does not route yet"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
-          dram_bytes=16 * 1024, dsp_product_registers=True,
-          notes="1x8x2 at 125 MHz: 16 GEMM + 6 ALU + 1 multipliers within 28 MULT18X18D "
-                "(1x4x4 needs 29)"),
+          dram_bytes=16 * 1024, dsp_product_registers=True, hard_dsp=False,
+          notes="1x16x2 at 125 MHz: 25 GEMM + 2 ALU (18-bit MUL) + 1 multipliers fill the 28 "
+                "MULT18X18D, the other 7 GEMM products from LUTs; 8.0 GOPS"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",
           {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _PYNQ_CFG,

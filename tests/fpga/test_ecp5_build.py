@@ -1,5 +1,6 @@
 """A real ECP5 bitstream with the YoWASP tools from pip, for the OrangeCrab-25F preset
-(1x8x2, the smallest board config: the whole core, PLL, on-chip DRAM and UART bridge).
+(1x16x2 with 7 GEMM products from LUTs, the smallest board config: the whole core, PLL,
+on-chip DRAM and UART bridge).
 
 Takes minutes (the first YoWASP call also compiles its WASM into ~/.cache/YoWASP, or
 YOWASP_CACHE_DIR): deselect with ``-m "not bitstream"``.
