@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """hw/channel_slices.FifoSlice: the registered form (head entry in an output register, every
 entry written to the LUT RAM) behaves cycle for cycle like the plain LUT-RAM FIFO: same
 valid, ready and data under random traffic on both sides, so the cycle models

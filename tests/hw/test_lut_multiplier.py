@@ -1,3 +1,4 @@
+# amaranth: UnusedElaboratable=no
 """hw/lut_multiplier.py: the LUT product equals a * b for every pair of int8 operands (and
 of other widths), two cycles after its operands, and contains no multiplier cell for
 Yosys' DSP mapper to take."""
