@@ -69,8 +69,9 @@ class Board:
     dram_bytes: int = 0             # on-chip DRAM (open-flow boards without a DDR port)
     uart_baud: int = 115200
     notes: str = ""
-    hard_dsp: bool = True           # multipliers beyond the DSPs are fatal (else: to LUTs,
-    #                                 by the vendor tool or, open flow, hw/lut_multiplier.py)
+    # multipliers beyond the DSPs are fatal; else they go to LUTs (the vendor tool's
+    # choice, or in the open flow the GEMM's last products, hw/lut_multiplier.py)
+    hard_dsp: bool = True
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS

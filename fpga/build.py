@@ -22,7 +22,7 @@ from .boards import Board, get_board
 from .errors import FpgaError
 from .report import (cell_sources, make_report, parse_nextpnr_report, read_report,
                      slowest_endpoints, summary, write_report)
-from .resources import check_fits, gemm_dsp_products
+from .resources import check_fits, gemm_dsp_budget
 
 TOP = "top"
 # router2: the default router1 needed over an hour for the ULX3S core on 2 shared cores
@@ -72,7 +72,7 @@ def platform_for(board: Board, cfg: "Config | None" = None):
     platform = cls()
     platform.vtalab_dsp_product_registers = board.dsp_product_registers   # hw/ecp5_dsp.py
     if cfg is not None:                                     # hw/lut_multiplier.py
-        platform.vtalab_gemm_dsp_products = gemm_dsp_products(cfg, board)
+        platform.vtalab_gemm_dsp_products = gemm_dsp_budget(cfg, board)
     if board.open_flow:
         platform.vtalab_sram_collisions = "undefined"      # hw/sram.py, _collision_script
         platform.vtalab_lane_groups = True                  # hw/forward.py

@@ -40,8 +40,8 @@ READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
 OTHER_MULTIPLIERS = ((16, 16, 32),)     # store: rows to write = y_size * x_size
 # LUT4s of one int8 x int8 GEMM product from LUTs (hw/lut_multiplier.py) with its operand
 # and product registers: Yosys 0.70 synth_ecp5 maps it to 163 LUT4 and 18 CCU2C (two LUT4
-# each), plus wide-function muxes.
-LUT_PRODUCT_LUT4 = 200
+# each), plus wide-function muxes. Its gated partial products grow with a_bits x b_bits.
+LUT_PRODUCT_LUT4_INT8 = 200
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,12 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
     return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)
 
 
-def gemm_dsp_products(cfg: Config, board: "Board | str") -> int | None:
+def lut_product_lut4(cfg: Config) -> int:
+    """LUT4s of one GEMM product from LUTs, scaled from the int8 x int8 measurement."""
+    return math.ceil(LUT_PRODUCT_LUT4_INT8 * cfg.inp_bits * cfg.wgt_bits / 64)
+
+
+def gemm_dsp_budget(cfg: Config, board: "Board | str") -> int | None:
     """The GEMM products an open-flow build multiplies in DSPs when the rest must come from
     LUTs (hw/lut_multiplier.py), else None (all in DSPs, or the vendor tool's choice)."""
     est = estimate(cfg, board)
@@ -171,11 +176,12 @@ def check_fits(cfg: Config, board: "Board | str") -> Estimate:
                         f"{est.detail['dsp_gemm']}, ALU {est.detail['dsp_alu']}, other "
                         f"{est.detail['dsp_other']}): use a "
                         f"smaller block shape")
-    luts = est.detail["lut_products"] * LUT_PRODUCT_LUT4
+    per_product = lut_product_lut4(cfg)
+    luts = est.detail["lut_products"] * per_product
     if luts > board.capacity["lut"]:
         problems.append(f"GEMM products from LUTs must take at most the part's "
                         f"{board.capacity['lut']} LUT4, not about {luts} "
-                        f"({est.detail['lut_products']} x {LUT_PRODUCT_LUT4}): use a "
+                        f"({est.detail['lut_products']} x {per_product}): use a "
                         f"smaller block shape")
     if problems:
         raise ResourceError(f"config {cfg.name} does not fit {board.name} ({board.part}): "

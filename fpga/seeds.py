@@ -60,4 +60,3 @@ def build_seeds(board, seeds, out_dir=None, progress=print, cfg=None) -> dict:
     progress(f"seed {seed} {verdict}: {report['fmax_mhz'] or 0:.1f} MHz "
              f"(tried {', '.join(str(t['seed']) for t in tried)}); copied to {out_dir}")
     return report
-

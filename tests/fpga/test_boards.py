@@ -7,7 +7,7 @@ from vtalab.fpga import BOARDS, FpgaError, ResourceError, board_names, get_board
 from vtalab.fpga.build import platform_for
 from vtalab.fpga.pll import pll_params
 from vtalab.fpga.resources import (bram_blocks, check_fits, dsp_units, estimate,
-                                   gemm_dsp_products, multiplier_dsps)
+                                   gemm_dsp_budget, multiplier_dsps)
 from vtalab.spec import Config, load_config
 
 
@@ -58,9 +58,9 @@ def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
     est = check_fits(cfg, board)
     assert est.dsp == 156 and est.detail["dsp_gemm"] == 139
     assert est.detail["lut_products"] == 117
-    assert gemm_dsp_products(cfg, board) == 139
+    assert gemm_dsp_budget(cfg, board) == 139
     assert platform_for(board, cfg).vtalab_gemm_dsp_products == 139
-    assert gemm_dsp_products(board.cfg(), board) is None          # the preset fits
+    assert gemm_dsp_budget(board.cfg(), board) is None          # the preset fits
     assert platform_for(board, board.cfg()).vtalab_gemm_dsp_products is None
     with pytest.raises(ResourceError, match=r"multipliers \(DSPs\) must be at most 156, "
                                             r"not 273 \(GEMM 1x16x16 = 256, ALU 16"):

@@ -1,6 +1,7 @@
 """hw/gemm_tree.py: the exact (synthesized) and wide (simulated) GEMM datapaths, and the
-exact one with half its products from LUTs (hw/lut_multiplier.py), give the accumulator
-values of numpy's int32 reference, extremes included."""
+exact one as the RTL synthesis netlist builds it (operand copies, half its products from
+LUTs: hw/lut_multiplier.py), give the accumulator values of numpy's int32 reference,
+extremes included."""
 import numpy as np
 from amaranth.hdl import Cat, Const, Module
 from amaranth.lib import wiring
@@ -11,7 +12,7 @@ from vtalab.hw.gemm import element_view
 from vtalab.hw.forward import ACCUMULATE_STAGE
 from vtalab.hw.gemm_tree import GemmTree
 from vtalab.hw.sram import entry_bits
-from vtalab.hw.verilog import SimulatorPlatform
+from vtalab.hw.verilog import SimulatorPlatform, synthesis_netlist_platform
 from vtalab.sim.alu import wrap
 from vtalab.spec import preset
 
@@ -34,18 +35,12 @@ class BothTrees(wiring.Component):
         m = Module()
         acc = element_view(self.cfg, "acc", self.acc)
         for out, target in ((self.exact, None), (self.wide, SimulatorPlatform()),
-                            (self.split, HalfDspPlatform(self.cfg))):
+                            (self.split, synthesis_netlist_platform(self.cfg))):
             tree = GemmTree(m, self.cfg, target)
             tree.operands(self.inp, self.wgt, Const(1))
             sums = tree.sums({s: Const(1) for s in range(3, ACCUMULATE_STAGE)})
             m.d.comb += out.eq(Cat(*(tree.accumulate(acc[k], s) for k, s in enumerate(sums))))
         return m
-
-
-class HalfDspPlatform:
-    """The first half of the products multiplied, the second half from LUTs."""
-    def __init__(self, cfg):
-        self.vtalab_gemm_dsp_products = cfg.macs_per_cycle // 2
 
 
 def _limits(bits):
