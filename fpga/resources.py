@@ -39,9 +39,10 @@ LUTRAM_BITS = 4096            # smaller memories go to distributed RAM
 READ_PORTS = {"uop": 1, "inp": 1, "wgt": 1, "acc": 2, "out": 1}
 OTHER_MULTIPLIERS = ((16, 16, 32),)     # store: rows to write = y_size * x_size
 # LUT4s of one int8 x int8 GEMM product from LUTs (hw/lut_multiplier.py) with its operand
-# and product registers: Yosys 0.70 synth_ecp5 maps it to 163 LUT4 and 18 CCU2C (two LUT4
-# each), plus wide-function muxes. Its gated partial products grow with a_bits x b_bits.
-LUT_PRODUCT_LUT4_INT8 = 200
+# and product registers: on ECP5 rows of carry cells (hw/carry_rows.py), which Yosys 0.70
+# synth_ecp5 keeps as 36 CCU2C (two LUT4 each) and no LUT4 (the gated sums as Mux and +
+# were 163 LUT4, 18 CCU2C and wide-function muxes). Its rows grow with a_bits x b_bits.
+LUT_PRODUCT_LUT4_INT8 = 72
 
 
 @dataclass(frozen=True)

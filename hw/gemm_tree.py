@@ -147,7 +147,8 @@ class GemmTree:
         """Lane ``lane``'s product, registered in stage 6 (a multiplier), or its two
         halves registered there and added on the way to stage 7 (LUTs, past the DSPs)."""
         if lane >= self.dsp_products:
-            return split_product(self.m, a, b, enable, name, operand_enable=operand_enable)
+            return split_product(self.m, a, b, enable, name, operand_enable=operand_enable,
+                                 platform=self.platform)
         return registered_product(self.m, self.platform, a, b, enable, name,
                                   operand_enable=operand_enable)
 

@@ -15,9 +15,9 @@ result's ``len(a) + len(b)`` bits, and the halves' sum is taken modulo that.
 """
 from __future__ import annotations
 
-from amaranth.hdl import Mux, signed
+from amaranth.hdl import signed
 
-from .gemm import tree_sum
+from .carry_rows import gated_sum
 from .registers import enabled_register
 
 
@@ -29,10 +29,11 @@ def gemm_dsp_products(platform, products: int) -> int:
     return products if budget is None else max(0, min(products, budget))
 
 
-def split_product(m, a, b, enable, name: str, operand_enable=None):
+def split_product(m, a, b, enable, name: str, operand_enable=None, platform=None):
     """``a * b`` (both signed) from LUTs: the two halves registered when ``enable`` (the
     product's stage), returned as the expression that adds them (for the next stage's
-    register). With ``operand_enable`` the operands are registered a stage before."""
+    register). With ``operand_enable`` the operands are registered a stage before. Each
+    half is rows of carry cells on ECP5 open-flow platforms (hw/carry_rows.py)."""
     if not (a.shape().signed and b.shape().signed) or len(b) < 2:
         raise TypeError(f"split_product operands must be signed and b at least 2 bits, "
                         f"not {a.shape()} and {b.shape()}")
@@ -41,18 +42,11 @@ def split_product(m, a, b, enable, name: str, operand_enable=None):
         b = enabled_register(m, b, operand_enable, f"{name}_b")
     low_bits = len(b) // 2
     width = len(a) + len(b)
-    low = _gated_sum(a, [b[j] for j in range(low_bits)], top_negative=False)
-    high = _gated_sum(a, [b[j] for j in range(low_bits, len(b))], top_negative=True)
+    low = gated_sum(m, platform, a, [b[j] for j in range(low_bits)], False, f"{name}_lo")
+    high = gated_sum(m, platform, a, [b[j] for j in range(low_bits, len(b))], True,
+                     f"{name}_hi")
     low = enabled_register(m, low, enable, f"{name}_lo", signed(len(a) + low_bits))
     high = enabled_register(m, high, enable, f"{name}_hi",
                             signed(len(a) + len(b) - low_bits))
     return (low + (high << low_bits))[:width].as_signed()
 
-
-def _gated_sum(a, bits: list, top_negative: bool):
-    """``sum_j (bits[j] ? a : 0) << j``, the last term subtracted when ``top_negative``
-    (``bits`` then read as a signed number): a balanced tree of adders."""
-    terms = [Mux(bit, a, 0) << j for j, bit in enumerate(bits)]
-    if top_negative:
-        terms[-1] = -terms[-1]
-    return tree_sum(terms)

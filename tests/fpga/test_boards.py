@@ -65,10 +65,10 @@ def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
     with pytest.raises(ResourceError, match=r"multipliers \(DSPs\) must be at most 156, "
                                             r"not 273 \(GEMM 1x16x16 = 256, ALU 16"):
         check_fits(cfg, "ulx3s-85f")                # hard_dsp: the board's default
-    huge = cfg.replace(block_in=32, block_out=32)   # 1024 products: 901 from LUTs
+    huge = cfg.replace(block_in=64, block_out=32)   # 2048 products: 1925 from LUTs
     with pytest.raises(ResourceError, match=r"GEMM products from LUTs must take at most "
-                                            r"the part's 83640 LUT4, not about 180200 "
-                                            r"\(901 x 200\)"):
+                                            r"the part's 83640 LUT4, not about 138600 "
+                                            r"\(1925 x 72\)"):
         check_fits(huge, board)
 
 
