@@ -76,6 +76,7 @@ class Board:
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
     timing_ripup: bool = True       # router2 rips up and reroutes failing paths (open flow)
+    global_reset: bool = True       # the reset on a primary clock network (fpga/pll.py)
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -118,8 +119,10 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
           dram_bytes=16 * 1024, dsp_product_registers=True, hard_dsp=False,
-          notes="1x16x2 at 125 MHz: 25 GEMM + 2 ALU (18-bit MUL) + 1 multipliers fill the 28 "
-                "MULT18X18D, the other 7 GEMM products from LUTs; 8.0 GOPS"),
+          global_reset=False,
+          notes="1x16x4 at 120 MHz: 23 GEMM + 4 ALU (18-bit MUL) + 1 multipliers fill the 28 "
+                "MULT18X18D, the other 41 GEMM products from carry-cell rows; 15.4 GOPS; the "
+                "reset through the fabric (a DCCA's input failed to route at 87% of the LUTs)"),
     Board("pynq-z1", "TUL PYNQ-Z1 (Zynq-7020)", "vivado", "xc7z020clg400-1",
           "amaranth_boards.arty_z7:ArtyZ720Platform",
           {"lut": 53200, "ff": 106400, "dsp": 220, "bram": 280}, _PYNQ_CFG,

@@ -57,10 +57,12 @@ class Ecp5Pll(Elaboratable):
     """Drives the clock and reset of domain ``domain`` (which the parent defines) from
     ``clk_in``; the reset holds until the PLL has locked."""
 
-    def __init__(self, clk_in, params: PllParams, domain: str = "sync"):
+    def __init__(self, clk_in, params: PllParams, domain: str = "sync",
+                 global_reset: bool = True):
         self.clk_in = clk_in
         self.params = params
         self.domain = domain
+        self.global_reset = global_reset
         self.locked = Signal()
 
     def elaborate(self, platform):
@@ -89,10 +91,13 @@ class Ecp5Pll(Elaboratable):
         reset = Signal(init=1)                  # a flip-flop drives the reset net
         # ... through a DCCA onto a primary clock network: nextpnr times the release at
         # every LSR pin, and in the fabric the net to thousands of them took 10.4 ns
-        global_reset = Signal()
-        m.submodules.reset_buffer = Instance("DCCA", i_CLKI=reset, i_CE=1,
-                                             o_CLKO=global_reset)
-        m.d.comb += ResetSignal(self.domain).eq(global_reset)
+        if self.global_reset:
+            global_reset = Signal()
+            m.submodules.reset_buffer = Instance("DCCA", i_CLKI=reset, i_CE=1,
+                                                 o_CLKO=global_reset)
+            m.d.comb += ResetSignal(self.domain).eq(global_reset)
+        else:
+            m.d.comb += ResetSignal(self.domain).eq(reset)
         m.d.pll_por += reset.eq(~settle[-1])
         with m.If(~self.locked):
             m.d.pll_por += settle.eq(0)

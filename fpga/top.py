@@ -55,7 +55,8 @@ class BoardTop(Elaboratable):
         # primary clock network (fpga/pll.py): nextpnr still times its release at every
         # LSR pin, and through the fabric the net to thousands of them took ~10 ns.
         m.domains.sync = ClockDomain("sync", async_reset=True)
-        m.submodules.pll = self.pll = pll = Ecp5Pll(clk_in.i, params, "sync")
+        m.submodules.pll = self.pll = pll = Ecp5Pll(clk_in.i, params, "sync",
+                                                     global_reset=board.global_reset)
         m.submodules.core = core = Core(cfg)
         m.submodules.dram = dram = AxiRam(cfg.bus_bits, board.dram_bytes)
         divisor = baud_divisor(params.out_mhz * 1e6, board.uart_baud)

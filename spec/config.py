@@ -252,8 +252,8 @@ _PRESETS: dict[str, dict] = {
     # in docs/fpga.md). ECP5: the shape is set by the MULT18X18D count.
     "ulx3s-85f": dict(block_in=16, block_out=2, uop_depth=2048, inp_depth=2048, wgt_depth=512,
                       acc_depth=1024, out_depth=1024, clock_mhz=100.0, alu_mul_bits=18),
-    "orangecrab-25f": dict(block_in=16, block_out=2, uop_depth=1024, inp_depth=1024,
-                           wgt_depth=256, acc_depth=512, out_depth=512, clock_mhz=125.0,
+    "orangecrab-25f": dict(block_in=16, block_out=4, uop_depth=1024, inp_depth=1024,
+                           wgt_depth=256, acc_depth=512, out_depth=512, clock_mhz=120.0,
                            alu_mul_bits=18),
     "pynq-z1": dict(uop_depth=4096, acc_depth=1024, out_depth=1024),
     # VTA's DE10-Nano shape and buffers fit the 5CSEBA6 (111 of 112 DSP blocks, 491 of 553

@@ -104,6 +104,21 @@ def test_pll_dividers_come_close_to_the_clock(fin, fout):
     assert p.out_mhz == pytest.approx(fin / p.clki_div * p.clkfb_div)
 
 
+def test_the_reset_reaches_a_clock_network_through_a_dcca_unless_the_board_says_not():
+    from amaranth.back import rtlil
+    from amaranth.hdl import ClockDomain, Module, Signal
+    from vtalab.fpga.pll import Ecp5Pll
+    assert get_board("ulx3s-85f").global_reset and not get_board("orangecrab-25f").global_reset
+    for global_reset in (True, False):
+        m = Module()
+        m.domains.sync = ClockDomain("sync", async_reset=True)        # as fpga/top.py
+        m.submodules.pll = Ecp5Pll(Signal(name="clk_in"), pll_params(48, 120),
+                                   global_reset=global_reset)
+        m.d.sync += Signal(name="counter", init=1).eq(0)       # a register the reset resets
+        design = rtlil.convert(m, ports=[])
+        assert ("cell \\DCCA " in design) == global_reset
+
+
 def test_pll_refuses_impossible_clock():
     with pytest.raises(FpgaError, match="PLL output must be"):
         pll_params(25, 1000)

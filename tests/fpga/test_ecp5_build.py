@@ -1,5 +1,5 @@
 """A real ECP5 bitstream with the YoWASP tools from pip, for the OrangeCrab-25F preset
-(1x16x2 with 7 GEMM products from LUTs, the smallest board config: the whole core, PLL,
+(1x16x4 with 41 GEMM products from carry-cell rows, the smallest board config: the whole core, PLL,
 on-chip DRAM and UART bridge).
 
 Takes minutes (the first YoWASP call also compiles its WASM into ~/.cache/YoWASP, or
