@@ -19,13 +19,14 @@ Why these shapes:
   the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs then, 35 with the 18-bit MUL), which routed
   in ~6 min and met 100 MHz (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
   to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
-- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x2 (32 MACs/cycle) with the
-  18-bit ALU MUL needs 32 + 2 + 1 = 35 multipliers: the GEMM takes the 25 MULT18X18Ds the
-  ALU and the store leave and builds its last 7 products from LUTs (``hard_dsp=False``,
-  hw/lut_multiplier.py; ~15k of the 24k LUT4). Clocked at 125 MHz (133.1 / 123.7 / 132.5
-  MHz at seeds 1-3), with the GEMM product registers inside the MULT18X18Ds
-  (hw/ecp5_dsp.py; docs/fpga.md). Until session 19: 1x8x2 with the 32-bit MUL (16 + 2x3 +
-  1 = 23), 130.5-135.1 MHz, half the GOPS.
+- **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x4 (64 MACs/cycle) with the
+  18-bit ALU MUL needs 64 + 4 + 1 = 69 multipliers: the GEMM takes the 23 MULT18X18Ds the
+  ALU and the store leave and builds its last 41 products from rows of carry cells
+  (``hard_dsp=False``, hw/lut_multiplier.py, hw/carry_rows.py; 21k of the 24k LUT4).
+  Clocked at 120 MHz (120.6 MHz at seed 1), the GEMM product registers inside the
+  MULT18X18Ds (hw/ecp5_dsp.py), the reset through the fabric (``global_reset=False``: at
+  87% of the LUTs nextpnr failed to route the input of a reset DCCA; docs/fpga.md).
+  Session 19: 1x16x2 at 125 MHz (8.0 GOPS); before it 1x8x2 with the 32-bit MUL (4.0).
 - **PYNQ-Z1** (xc7z020, VTA's main board): VTA's 1x16x16 array with the buffers that fit
   its 280 RAMB18; multipliers beyond the 220 DSP48E1 go to LUTs.
 - **DE10-Nano** (5CSEBA6: 41,910 ALMs, 553 M10K, 112 variable-precision DSP blocks, each
@@ -113,8 +114,8 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           notes="1x16x2 at 100 MHz: 32 GEMM + 2 ALU (18-bit MUL) + 1 multipliers; the "
                 "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) and "
                 "route with placer='static', 1x16x8 at 65-95 MHz by seed so far (docs/fpga.md); "
-                "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from LUTs) "
-                "and does not route yet"),
+                "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from carry "
+                "rows) and routes at 47 MHz so far"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

@@ -16,6 +16,7 @@ from vtalab.spec import preset
 MODELS = Path(__file__).resolve().parent / "models"
 MODEL = MODELS / "MULT18X18D.v"
 FF_MODEL = MODELS / "TRELLIS_FF.v"
+CARRY_MODEL = MODELS / "CCU2C.v"
 
 
 class Ecp5:
@@ -23,6 +24,14 @@ class Ecp5:
     family = "ecp5"
     vtalab_dsp_product_registers = True
     vtalab_lane_groups = True
+
+
+class Ecp5LutProducts(Ecp5):
+    """An ECP5 board short of DSPs: the tiny core's last 4 of 64 GEMM products from rows
+    of carry cells (hw/carry_rows.py), as fpga/build.py platform_for sets it. Only 4:
+    Verilator takes ~25 s per product's 30 CCU2C to compile; every row is proved exact for
+    all operands in tests/fpga/test_carry_rows.py."""
+    vtalab_gemm_dsp_products = 60
 
 
 class Ecp5FabricRegisters:
@@ -122,11 +131,15 @@ def test_dsp_product_equals_generic_register_under_the_cell_model():
 
 @pytest.mark.slow
 def test_ecp5_core_matches_functional_simulator_under_the_cell_model():
-    """The core as ECP5 boards build it (every GEMM product and ALU MUL partial in a DSP
-    output register, the STORE's entry count from a DSP, the accumulator's per-lane
-    control copies as TRELLIS_FF instances) runs the tb_core programs exactly as the
-    functional simulator does."""
+    """The core as ECP5 boards build it (GEMM products and every ALU MUL partial in a DSP
+    output register, the last GEMM products from CCU2C rows as on a board short of DSPs,
+    the STORE's entry count from a DSP, the accumulator's per-lane control
+    copies as TRELLIS_FF instances), under the cells' models, runs the tb_core programs
+    exactly as the functional simulator does."""
     from tests.hw.rtl import run
     from vtalab.hw.core import Core
-    run("core-tiny-ecp5", Core(preset("tiny")), "tb_core", env={"VTALAB_BUS_BITS": "64"},
-        platform=Ecp5(), sources=[MODEL, FF_MODEL])
+    cfg = preset("tiny")
+    assert cfg.macs_per_cycle - Ecp5LutProducts.vtalab_gemm_dsp_products == 4
+    run("core-tiny-ecp5", Core(cfg), "tb_core", env={"VTALAB_BUS_BITS": "64"},
+        platform=Ecp5LutProducts(), sources=[MODEL, FF_MODEL, CARRY_MODEL])
+
