@@ -53,11 +53,16 @@ def gated_sum(m, platform, a, bits: list, top_negative: bool, name: str):
     ``top_negative`` (``bits`` read as a signed number): signed, ``len(a) + len(bits)``
     bits wide (``len(a)`` for one unsigned bit). Carry-cell rows on ECP5 open-flow
     platforms, a balanced adder tree elsewhere."""
-    if not uses_carry_cells(platform):
-        terms = [Mux(bit, a, 0) << j for j, bit in enumerate(bits)]
-        if top_negative:
-            terms[-1] = -terms[-1]
-        return tree_sum(terms)
+    if uses_carry_cells(platform):
+        return _rows(m, a, bits, top_negative, name)
+    terms = [Mux(bit, a, 0) << j for j, bit in enumerate(bits)]
+    if top_negative:
+        terms[-1] = -terms[-1]
+    return tree_sum(terms)
+
+
+def _rows(m, a, bits: list, top_negative: bool, name: str):
+    """:func:`gated_sum` as rows of CCU2C cells (see the module's table)."""
     n, k = len(a), len(bits)
     negative = [top_negative and j == k - 1 for j in range(k)]
 
@@ -65,14 +70,13 @@ def gated_sum(m, platform, a, bits: list, top_negative: bool, name: str):
         return a[min(i, n - 1)] if i >= 0 else Const(0)
 
     if k == 1:
-        width = n + 1 if negative[0] else n
         row = [(LATER_ROW[negative[0]], (a_bit(i), bits[0], Const(0), Const(0)))
-               for i in range(width)]
+               for i in range(n + negative[0])]
         return Cat(*_chain(m, f"{name}_r0", row, negative[0])).as_signed()
     row = [(FIRST_ROW[negative[1]], (a_bit(i - 1), bits[1], a_bit(i), bits[0]))
            for i in range(n + 2)]
     total = _chain(m, f"{name}_r1", row, negative[1])
-    for j in range(2, k):
+    for j in range(2, k):           # bits below j pass through; n + 1 carry bits from j
         row = [(LATER_ROW[negative[j]], (a_bit(i - j), bits[j], total[min(i, len(total) - 1)],
                                          Const(0)))
                for i in range(j, n + j + 1)]

@@ -9,8 +9,9 @@ no ``$mul`` cell, nothing for Yosys' DSP mapper to take.
 ``b``, signed, is split into its low half (unsigned) and its high half (signed):
 ``a * b = a * lo(b) + (a * hi(b)) << h``. Each half is a sum of copies of ``a`` gated by
 one bit of ``b``, the high half's top bit subtracted (two's complement weight), registered
-in the product's stage (two adder levels for int8: a carry chain each); the caller's
-landing register (one stage later) adds the halves. Exact: the true product fits the
+in the product's stage (on ECP5 rows of carry cells with the ANDs in their LUTs, else a
+balanced adder tree: hw/carry_rows.py); the caller's landing register (one stage later)
+adds the halves. Exact: the true product fits the
 result's ``len(a) + len(b)`` bits, and the halves' sum is taken modulo that.
 """
 from __future__ import annotations
