@@ -52,8 +52,9 @@ class BoardTop(Elaboratable):
         in_mhz = platform.default_clk_frequency / 1e6
         params = pll_params(in_mhz, cfg.clock_mhz)
         # Asynchronous reset (released synchronously by the PLL's settle counter), on a
-        # primary clock network (fpga/pll.py): nextpnr still times its release at every
-        # LSR pin, and through the fabric the net to thousands of them took ~10 ns.
+        # primary clock network (fpga/pll.py) unless the board says not (global_reset):
+        # nextpnr still times its release at every LSR pin, and through the fabric the net
+        # to thousands of them took ~10 ns on the 85F.
         m.domains.sync = ClockDomain("sync", async_reset=True)
         m.submodules.pll = self.pll = pll = Ecp5Pll(clk_in.i, params, "sync",
                                                      global_reset=board.global_reset)

@@ -9,7 +9,7 @@ LUT:
 
     first row   s = t0 + t1:     F = (A & B) ^ (C & D)   A, B = a_i-1, b1; C, D = a_i, b0
     later rows  s = s + t_j:     F = C ^ (A & B)         A, B = a_i-j, b_j; C = s_i
-    subtracted  s = s - t_j:     F = ~(A & B) ^ C(&D)    carry in 1 (two's complement)
+    a subtracted term (on A, B): ~(A & B) instead of (A & B), carry in 1 (two's complement)
 
 and the generate (F at C = D = 0) is ``A & B`` (or its complement when that term is
 subtracted), the addend on A and B itself, which is what a full adder's carry must be
