@@ -115,7 +115,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
                 "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) and "
                 "route with placer='static', 1x16x8 at 65-95 MHz by seed so far (docs/fpga.md); "
                 "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from carry "
-                "rows) and routes at 47 MHz so far"),
+                "rows) and routes at seed 1 of 1-3 (47 MHz) so far"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,
