@@ -162,6 +162,9 @@ def main(argv=None) -> int:
                         help="route without router2's timing-driven rip-up")
     parser.add_argument("--lut-multipliers", action="store_true",
                         help="GEMM products past the DSPs from LUTs (Board.hard_dsp=False)")
+    parser.add_argument("--gemm-dsps", type=int, default=None, metavar="N",
+                        help="at most N GEMM products in DSPs, the rest from carry rows "
+                             "(Board.gemm_dsps; 0: all)")
     args = parser.parse_args(argv)
     out_root = Path(args.out)
 
@@ -169,7 +172,8 @@ def main(argv=None) -> int:
         board = get_board(name)
         return replace(board, placer=args.placer or board.placer,
                        timing_ripup=board.timing_ripup and not args.no_timing_ripup,
-                       hard_dsp=board.hard_dsp and not args.lut_multipliers)
+                       hard_dsp=board.hard_dsp and not args.lut_multipliers,
+                       gemm_dsps=board.gemm_dsps if args.gemm_dsps is None else args.gemm_dsps)
     jobs = [(board_of(name), board_of(name).cfg()) for name in args.boards]
     ulx3s = board_of("ulx3s-85f")
     overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}

@@ -73,6 +73,10 @@ class Board:
     # multipliers beyond the DSPs are fatal; else they go to LUTs (the vendor tool's
     # choice, or in the open flow the GEMM's last products, hw/lut_multiplier.py)
     hard_dsp: bool = True
+    # open flow: at most this many GEMM products in DSPs, the rest from carry rows (0: all;
+    # a design without DSP lanes is not pinned to the DSP rows across the die); None: as
+    # many as fit (with hard_dsp=False)
+    gemm_dsps: "int | None" = None
     dsp_product_registers: bool = False   # product registers inside the DSPs (ECP5)
     soc: "SocFacts | None" = None   # processor-system facts of vendor-flow boards
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
@@ -84,6 +88,10 @@ class Board:
         if self.placer not in PLACERS:
             raise FpgaError(f"placer of board {self.name!r} must be one of {PLACERS}, "
                             f"not {self.placer!r}")
+        if self.gemm_dsps is not None and (not isinstance(self.gemm_dsps, int)
+                                           or self.gemm_dsps < 0):
+            raise FpgaError(f"gemm_dsps of board {self.name!r} must be None or an integer "
+                            f">= 0, not {self.gemm_dsps!r}")
         if not isinstance(self.timing_ripup, bool):
             raise FpgaError(f"timing_ripup of board {self.name!r} must be True or False, "
                             f"not {self.timing_ripup!r}")

@@ -135,7 +135,8 @@ def place_and_route_again(synth_dir, seed: int, out_dir, progress=print,
     from .toolchain import script_steps, tool_env
     synth_dir, out_dir = Path(synth_dir), Path(out_dir)
     first = read_report(synth_dir)
-    board = replace(get_board(first["board"]), hard_dsp=first.get("hard_dsp", True))
+    board = replace(get_board(first["board"]), hard_dsp=first.get("hard_dsp", True),
+                    gemm_dsps=first.get("gemm_dsps"))
     cfg = cfg if cfg is not None else Config.from_dict(first["config"])
     if cfg.fingerprint() != first["fingerprint"]:
         raise FpgaError(f"the config must be the one built in {synth_dir} "

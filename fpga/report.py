@@ -131,7 +131,8 @@ def make_report(board, cfg: Config, nextpnr: dict, estimate, times: dict,
     usable = min(achieved, clock_mhz) if achieved else None
     return {
         "board": board.name, "part": board.part, "flow": board.flow,
-        "hard_dsp": board.hard_dsp, "config": cfg.to_dict(), "fingerprint": cfg.fingerprint(),
+        "hard_dsp": board.hard_dsp, "gemm_dsps": board.gemm_dsps, "config": cfg.to_dict(),
+        "fingerprint": cfg.fingerprint(),
         "block": f"{cfg.batch}x{cfg.block_in}x{cfg.block_out}",
         "macs_per_cycle": cfg.macs_per_cycle,
         "estimate": {"dsp": estimate.dsp, "bram": estimate.bram, **estimate.detail},

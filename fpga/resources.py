@@ -10,7 +10,8 @@ packed into the part's DSP units (one per product on ECP5 and Zynq; a Cyclone V
 variable-precision block holds three 9x9 or two 18x19 multipliers).
 Checked against Yosys: 1x8x16 maps to 177 MULT18X18D, as estimated. An open-flow board
 with ``hard_dsp=False`` gives the GEMM the DSPs the ALU and the store leave and builds its
-other products from LUTs (``lut_products``; hw/lut_multiplier.py).
+other products from LUTs (``lut_products``; hw/lut_multiplier.py); ``Board.gemm_dsps``
+caps the GEMM's DSPs further (0: every product from carry rows).
 """
 from __future__ import annotations
 
@@ -142,8 +143,11 @@ def estimate(cfg: Config, board: "Board | str") -> Estimate:
     alu = alu_units(cfg, flow)
     other = sum(dsp_units(a, b, out, 1, flow) for a, b, out in OTHER_MULTIPLIERS)
     lut_products = 0
-    if board.open_flow and not board.hard_dsp:   # the GEMM takes the DSPs left, then LUTs
-        lut_products = max(0, gemm - max(0, board.capacity["dsp"] - alu - other))
+    if board.open_flow and (not board.hard_dsp or board.gemm_dsps is not None):
+        left = max(0, board.capacity["dsp"] - alu - other)   # the GEMM takes the DSPs left
+        if board.gemm_dsps is not None:
+            left = min(left, board.gemm_dsps)
+        lut_products = max(0, gemm - left)                  # ... then carry rows
         gemm -= lut_products
     detail.update(dsp_gemm=gemm, dsp_alu=alu, dsp_other=other, lut_products=lut_products)
     return Estimate(dsp=gemm + alu + other, bram=bram, detail=detail)

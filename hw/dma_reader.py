@@ -21,10 +21,10 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.isa import INSN_BITS
 
-from .channel_slices import FifoSlice
+from .dma_assembler import assembled_entries
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
-from .registers import register_copies, replicated_register
+from .registers import register_copies
 from .sram import entry_bits, write_signature
 
 PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -214,7 +214,8 @@ class DmaReader(wiring.Component):
         take = Signal()
         entry_valid = Signal()
         if ebytes >= cfg.bus_bytes:
-            return self._assembler(m, platform, take, entry_valid) + (take,)
+            return assembled_entries(m, platform, cfg, self.dma.resp, ebytes, take,
+                                     entry_valid), entry_valid, take
         # Narrow entries: several per beat; each data row starts at its DRAM offset.
         per_beat = cfg.bus_bytes // ebytes
         log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)
@@ -236,48 +237,6 @@ class DmaReader(wiring.Component):
             with m.If(row_last):
                 m.d.sync += row_addr.eq(row_addr + (f["x_stride"] << log_e))
         return resp.payload.word_select(slot, ebits), entry_valid, take
-
-    def _assembler(self, m: Module, platform, take, entry_valid) -> tuple:
-        """(entry, entry_valid) for entries of one or more whole beats. The first beats
-        of an entry collect in ``head``, the last one completes ``entry`` beside them, so
-        with two or more beats the response's ready comes from registers alone (a full
-        entry only blocks the next entry's last beat): the AXI response slice's 70-bit
-        clock enable and the beat registers' no longer wait on the SRAM writer's take.
-        One-beat entries queue in a small LUT-RAM FIFO instead: the take moves its read
-        pointer, not the clock enable of a register as wide as the entry."""
-        cfg, resp = self.cfg, self.dma.resp
-        per_entry = self.entry_bytes // cfg.bus_bytes
-        if per_entry == 1:
-            m.submodules.beats = beats = FifoSlice(cfg.bus_bits)
-            m.d.comb += [beats.i_data.eq(resp.payload), beats.i_valid.eq(resp.valid),
-                         resp.ready.eq(beats.i_ready), entry_valid.eq(beats.o_valid),
-                         beats.o_ready.eq(take)]
-            return beats.o_data, entry_valid
-        entry, have = Signal(self.entry_bytes * 8), Signal()
-        m.d.comb += entry_valid.eq(have)
-        head = Signal(cfg.bus_bits * (per_entry - 1))
-        # which beat of the entry comes next, one-hot (a rotating bit): beat j < last loads
-        # head's word j when valid, a two-input enable; the last completes the entry
-        slot = Signal(per_entry, init=1)
-        at_last = slot[-1]
-        m.d.comb += resp.ready.eq(~(have & at_last))
-        beat = resp.valid & resp.ready
-        have_next = (beat & at_last) | (have & ~take)
-        m.d.sync += have.eq(have_next)
-        with m.If(beat):
-            m.d.sync += slot.eq(slot.rotate_left(1))
-        for j in range(per_entry - 1):
-            with m.If(resp.valid & slot[j]):
-                m.d.sync += head.word_select(j, cfg.bus_bits).eq(resp.payload)
-        # the entry register loads by beat-sized group, each group's enable from a copy of
-        # ``have`` of its own: not one enable to every bit of a 1024-bit entry
-        whole = Cat(head, resp.payload)
-        for g, have_g in enumerate(replicated_register(m, platform, have_next, per_entry,
-                                                       "have")):
-            bits = slice(g * cfg.bus_bits, (g + 1) * cfg.bus_bits)
-            with m.If(resp.valid & at_last & ~have_g):
-                m.d.sync += entry[bits].eq(whole[bits])
-        return entry, entry_valid
 
 
 def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, start,

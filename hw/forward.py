@@ -69,8 +69,13 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
             for k, d in enumerate(range(2, FORWARD_DEPTH + 1))]
     none = copies(~any_of(hits), f"fwd{a - 1}_none")
     overwrite = copies(op[a - 2].overwrite, f"overwrite{a - 1}")    # op[A-1]'s
-    # stage A-1: the newest result's select for A; the older ones forwarded
-    newest = copies(valid[a] & (dst[a] == dst[a - 1]) & ~op[a - 1].overwrite, f"fwd{a}_1")
+    # stage A-1: the newest result's select for A; the older ones forwarded. Its match
+    # is registered once a stage earlier (A-1 and A-2 move on every cycle, so that pair is
+    # next cycle's A and A-1): the copies load one flip-flop, not the dst compare's LUTs
+    newest_match = Signal(name=f"fwd{a - 1}_newest")
+    m.d.sync += newest_match.eq(valid[a - 1] & (dst[a - 1] == dst[a - 2])
+                                & ~op[a - 2].overwrite)
+    newest = copies(newest_match, f"fwd{a}_1")
     parts = []
     for g in range(groups):
         def lane(value):

@@ -65,6 +65,10 @@ AXI_RESPONSE_SLICE = 1     # AxiMaster: the client's response FifoSlice
 DMA_UNPACK_REGISTER = 1    # entries of a beat or more: the one-beat FifoSlice, or the register
                            # that completes a wider entry (narrower entries: none)
 DMA_SRAM_WRITE = 1         # the SRAM write registered
+#: entries of BEAT_STAGE_BEATS beats or more: each beat registered once more, in copies
+#: beside the entry's registers, before it lands in them (hw/dma_assembler.py)
+DMA_BEAT_STAGE = 1
+BEAT_STAGE_BEATS = 3
 #: cycles from AR to the first R beat of the DRAM the cycle model assumes: the RTL harness's
 #: default (sim/rtl/model.py Timing.read_latency); a board's DRAM takes longer
 DRAM_READ_LATENCY = 1
@@ -94,8 +98,10 @@ def dma_latency(cfg, buffer: str, read_latency: int = DRAM_READ_LATENCY) -> int:
     The DMA then writes one entry per beat (entries narrower than a beat: one per cycle) and
     its module's RUN / DMA state ends the cycle after the last write, so that state lasts
     this many cycles plus one per beat."""
-    unpack = DMA_UNPACK_REGISTER if cfg.entry_bytes(buffer) >= cfg.bus_bytes else 0
-    return sum(READ_PATH) + read_latency + unpack
+    entry = cfg.entry_bytes(buffer)
+    unpack = DMA_UNPACK_REGISTER if entry >= cfg.bus_bytes else 0
+    stage = DMA_BEAT_STAGE if entry >= BEAT_STAGE_BEATS * cfg.bus_bytes else 0
+    return sum(READ_PATH) + read_latency + unpack + stage
 
 
 def load_latency(cfg, buffer: str, read_latency: int = DRAM_READ_LATENCY) -> int:

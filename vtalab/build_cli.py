@@ -2,6 +2,7 @@
 
     vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only]
                  [--seed N | --seeds N [N ...]] [--lut-multipliers]
+                 [--gemm-dsps N]
     vtalab build --list
 """
 from __future__ import annotations
@@ -24,6 +25,10 @@ def add_build_parser(subparsers) -> None:
     build.add_argument("--lut-multipliers", action="store_true",
                        help="build the GEMM products past the part's DSPs from LUTs "
                             "(open-flow boards; the default stops at the DSP count)")
+    build.add_argument("--gemm-dsps", type=int, default=None, metavar="N",
+                       help="at most N GEMM products in DSPs, the rest from carry rows "
+                            "(open-flow boards; 0: all, the design then packs away from "
+                            "the DSP rows)")
     build.add_argument("--list", action="store_true", help="list the boards")
     build.set_defaults(func=run_build)
 
@@ -46,6 +51,8 @@ def run_build(args) -> int:
     board = get_board(args.board)
     if args.lut_multipliers:
         board = replace(board, hard_dsp=False)
+    if args.gemm_dsps is not None:
+        board = replace(board, gemm_dsps=args.gemm_dsps)
     if args.seeds:
         if args.plan_only:
             raise VtaError("--seeds must come without --plan-only (a plan has no placement)")

@@ -72,6 +72,22 @@ def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
         check_fits(huge, board)
 
 
+def test_gemm_dsps_caps_the_gemm_products_in_dsps():
+    cfg = get_board("ulx3s-85f").cfg().replace(block_out=8)      # 128 GEMM products
+    board = replace(get_board("ulx3s-85f"), gemm_dsps=0)         # hard_dsp stays True
+    est = check_fits(cfg, board)
+    assert (est.detail["dsp_gemm"], est.detail["lut_products"], est.dsp) == (0, 128, 9)
+    assert platform_for(board, cfg).vtalab_gemm_dsp_products == 0
+    some = check_fits(cfg, replace(board, gemm_dsps=100))
+    assert (some.detail["dsp_gemm"], some.detail["lut_products"]) == (100, 28)
+    # a cap above what the ALU and the store leave: the DSPs left decide
+    wide = replace(board, gemm_dsps=1000, hard_dsp=False)
+    assert check_fits(cfg.replace(block_out=16), wide).detail["dsp_gemm"] == 139
+    with pytest.raises(FpgaError, match=r"gemm_dsps of board 'ulx3s-85f' must be None or "
+                                        r"an integer >= 0, not -1"):
+        replace(board, gemm_dsps=-1)
+
+
 def test_vendor_boards_spill_multipliers_to_luts():
     est = check_fits(Config(), "pynq-z1")       # 305 > 220 DSP48E1: Vivado uses LUTs
     assert est.dsp > get_board("pynq-z1").capacity["dsp"]

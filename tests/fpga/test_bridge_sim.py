@@ -73,14 +73,18 @@ def test_uart_bridge_reaches_registers_and_memory():
 
     async def bench(ctx):
         seen["config_id"] = await transact(ctx, dut, "r", register("config_id").offset)
-        await transact(ctx, dut, "w", register("scratch").offset, 0xA5A5_1234)
+        seen["write"] = await transact(ctx, dut, "w", register("scratch").offset,
+                                       0xA5A5_1234)
         seen["scratch"] = await transact(ctx, dut, "r", register("scratch").offset)
-        await transact(ctx, dut, "W", 0x40, 0x1122_3344)
+        seen["mem_write"] = await transact(ctx, dut, "W", 0x40, 0x1122_3344)
         await transact(ctx, dut, "W", 0x44, 0x5566_7788)
         seen["mem"] = [await transact(ctx, dut, "R", a) for a in (0x44, 0x40)]
+        seen["unknown"] = await transact(ctx, dut, "x", 0x40, 0)
 
     run(dut, bench)
     assert seen["config_id"] == cfg.config_id
+    assert seen["write"] == 0 and seen["mem_write"] == 0         # OKAY / done
+    assert seen["unknown"] == 0xFFFF_FFFF
     assert seen["scratch"] == 0xA5A5_1234
     assert seen["mem"] == [0x5566_7788, 0x1122_3344]
 

@@ -20,9 +20,19 @@ def test_totals_are_positive_and_the_same_for_every_preset(name):
         timing.INSN_CYCLES, timing.DRAIN_CYCLES, timing.LOAD_SETUP_CYCLES)
     assert (t.compute_insn_latency, t.drain_latency, t.load_latency) == (
         timing.COMPUTE_INSN_LATENCY, timing.DRAIN_LATENCY, timing.LOAD_LATENCY)
-    # inp and wgt entries are a beat or more on every preset: the module-level latency holds
-    assert timing.load_latency(cfg, "inp") == timing.load_latency(cfg, "wgt") \
-        == timing.LOAD_LATENCY
+    # inp entries are one or two beats on every preset: the module-level latency holds;
+    # wgt entries are three beats or more, staged once more on their way in
+    assert timing.load_latency(cfg, "inp") == timing.LOAD_LATENCY
+    assert timing.load_latency(cfg, "wgt") == timing.LOAD_LATENCY + timing.DMA_BEAT_STAGE
+
+
+def test_only_entries_of_three_beats_or_more_pass_the_beat_stage():
+    cfg = preset("tiny")            # inp 1 beat, wgt 8, acc 4
+    assert cfg.entry_bytes("wgt") >= timing.BEAT_STAGE_BEATS * cfg.bus_bytes
+    assert timing.dma_latency(cfg, "wgt") == timing.dma_latency(cfg, "inp") + 1
+    assert timing.dma_latency(cfg, "acc") == timing.dma_latency(cfg, "wgt")
+    two = preset("default")         # inp 2 beats: no stage
+    assert timing.dma_latency(two, "inp") == timing.dma_latency(cfg, "inp")
 
 
 def test_totals_are_the_latencies_plus_the_model_offsets():
@@ -41,9 +51,9 @@ def test_latencies_are_sums_of_the_named_stages():
         == timing.dma_latency(cfg, "inp") + 5 - timing.DRAM_READ_LATENCY
     # a LOAD on the compute module passes a state more (DRAIN) than one on the load module
     assert timing.load_latency(cfg, "acc") == timing.load_latency(cfg, "wgt") + 1
-    # uop entries are narrower than a beat: no register completes them
+    # uop entries are narrower than a beat: no register completes them, no stage copies
     assert timing.dma_latency(cfg, "uop") == timing.dma_latency(cfg, "acc") \
-        - timing.DMA_UNPACK_REGISTER
+        - timing.DMA_UNPACK_REGISTER - timing.DMA_BEAT_STAGE
 
 
 def test_the_cycle_model_takes_its_constants_from_spec():
