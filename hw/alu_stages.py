@@ -104,25 +104,6 @@ class AluStages:
                                      (opcode == AluOp.SAT) & ~op.use_imm)
         self.w_sum = self._lane_regs(1, "alu5_w_sum", enable, opcode == AluOp.ADD)
         self.is_min = self._lane_regs(1, "alu5_is_min", enable, opcode == AluOp.MIN)
-        # MUL's own copies of a and the operand in the open flow: its DSP input registers
-        # sit in a DSP row, and would pull the adder's and comparator's operands there
-        # (flip-flop instances: Yosys would merge plain copies back into one register)
-        self.mul_a, self.mul_operand = self.a, self.operand
-        if replicates(self.platform):
-            self.mul_a = [self._copy(dst[k], f"alu5_mul_a_{k}", enable)
-                          for k in range(self.lanes_count)]
-            self.mul_operand = [self._copy(Mux(self.use_imm[k], self.imm, src[k]),
-                                           f"alu5_mul_operand_{k}", enable)
-                                for k in range(self.lanes_count)]
-
-    def _copy(self, value, name, enable):
-        """A register of its own loading ``value`` at the lane width, kept apart from equal
-        registers (hw/registers.py)."""
-        wide = Signal(signed(self.bits), name=f"{name}_d")
-        self.m.d.comb += wide.eq(value)
-        reg, = replicated_register(self.m, self.platform, wide, 1, name, enable=enable,
-                                   reset=False)
-        return reg.as_signed()
 
     def lanes(self, op, enable) -> None:
         """v, w, cmp and the shift per lane; MUL's operand pairs (used only when the
@@ -147,7 +128,7 @@ class AluStages:
                 "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
                                   Mux(self.imm_shift[k], self.imm_dist[k],
                                       Mux(amount < 0, -amount, amount))),
-                "pairs": self._mul_pairs(self.mul_a[k], self.mul_operand[k], k),
+                "pairs": self._mul_pairs(a, operand, k),
             })
 
     def _mul_pairs(self, a, operand, k) -> tuple:
