@@ -12,7 +12,7 @@ instruction's IDLE state, when nothing waits on tokens or on the bus.
 
     compute GEMM/ALU, pushing or not        k micro-ops + compute_insn_latency()      (5)
     GEMM's last micro-op -> its token push  DRAIN_LATENCY                              (16)
-    LOAD of inp/wgt (load module)           its beats + load_latency(cfg, buffer)      (14)
+    LOAD of inp/wgt (load module)           its beats + load_latency(cfg, buffer)  (14/15)
 
 The cycle model (compiler/tune/cost.py) charges INSN_CYCLES, DRAIN_CYCLES and
 LOAD_SETUP_CYCLES instead (4, 36, 31): those latencies plus calibration offsets (the end of
@@ -105,16 +105,17 @@ def dma_latency(cfg, buffer: str, read_latency: int = DRAM_READ_LATENCY) -> int:
 
 
 def load_latency(cfg, buffer: str, read_latency: int = DRAM_READ_LATENCY) -> int:
-    """Cycles a LOAD of ``buffer`` costs its module besides one per beat (inp, wgt: 14;
-    acc: 15 and uop: 14, the compute module having a state more and uop entries being
+    """Cycles a LOAD of ``buffer`` costs its module besides one per beat (on the default
+    config inp 14, wgt 15: its entries pass the beat stage; acc 16 and uop 14, the compute
+    module having a state more, acc entries passing the beat stage and uop entries being
     narrower than a beat)."""
     states = COMPUTE_LOAD_STATES if buffer in LOADED_BY_COMPUTE else LOAD_STATES
     return len(states) + dma_latency(cfg, buffer, read_latency)
 
 
 def _wide_load_latency() -> int:
-    """``load_latency`` of a load-module buffer whose entries are a beat or more (inp and
-    wgt on every preset): no Config needed."""
+    """``load_latency`` of a load-module buffer whose entries are one or two beats (inp on
+    every preset): no Config needed."""
     return len(LOAD_STATES) + sum(READ_PATH) + DRAM_READ_LATENCY + DMA_UNPACK_REGISTER
 
 
@@ -157,7 +158,7 @@ class PipeTiming:
 
 def timing(cfg) -> PipeTiming:
     """The PipeTiming of ``cfg`` (a spec.Config); its cycle-model constants are the same
-    for every Config whose inp entries are a beat or more, every preset among them."""
+    for every Config whose inp entries are one or two beats, every preset among them."""
     load = load_latency(cfg, "inp")
     return PipeTiming(
         compute_insn_latency=COMPUTE_INSN_LATENCY, drain_latency=DRAIN_LATENCY,

@@ -9,11 +9,12 @@ from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 
 from vtalab.hw.core import Core
+from vtalab.hw.dma_assembler import REGION_BEATS
 from vtalab.hw.forward import FORWARD_DEPTH
 from vtalab.hw.registers import replicated_register
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
-from vtalab.spec.timing import WRITE_STAGE
+from vtalab.spec.timing import BEAT_STAGE_BEATS, WRITE_STAGE
 
 from .test_ecp5_dsp import Ecp5, _cells
 
@@ -31,10 +32,21 @@ def flops_per_lane(cfg) -> int:
     return forward + 2 + acc_ports + alu
 
 
-def _assembler_copies(cfg) -> int:
-    """``have`` per bus beat of each multi-beat entry (wgt, acc here)."""
-    beats = [cfg.entry_bytes(b) // cfg.bus_bytes for b in ("inp", "wgt", "acc")]
-    return sum(n for n in beats if n > 1)
+def _assembler_copies(cfg) -> dict:
+    """Flip-flops of the DMA assemblers' copies (hw/dma_assembler.py): ``have`` per bus beat
+    of each two-beat entry; per region of REGION_BEATS beats of a longer entry (wgt 8 and
+    acc 4 beats here) the staged beat's valid (reset), slot and data (not reset)."""
+    copies = {"have": 0, "beat_q": 0, "beat_slot": 0, "beat_data": 0}
+    for buffer in ("inp", "wgt", "acc"):
+        beats = cfg.entry_bytes(buffer) // cfg.bus_bytes
+        if beats == 2:
+            copies["have"] += beats
+        elif beats >= BEAT_STAGE_BEATS:
+            regions = -(-beats // REGION_BEATS)
+            copies["beat_q"] += regions
+            copies["beat_slot"] += regions * beats
+            copies["beat_data"] += regions * cfg.bus_bits
+    return copies
 
 
 def _operand_copy_bits(cfg) -> int:
@@ -47,8 +59,15 @@ def _operand_copy_bits(cfg) -> int:
 def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     cfg = preset("tiny")
     cells = _cells(rtlil.convert(Core(cfg), platform=Ecp5()), "TRELLIS_FF")
-    assembler = [c for c in cells if c.startswith("\\TRELLIS_FF \\have_")]
-    assert len(assembler) == _assembler_copies(cfg) > 0
+    want = _assembler_copies(cfg)
+    assembler = {name: [c for c in cells if c.startswith(f"\\TRELLIS_FF \\{name}_")]
+                 for name in want}
+    assert {name: len(found) for name, found in assembler.items()} == want
+    assert want["beat_data"] > 0
+    for cell in assembler["beat_slot"] + assembler["beat_data"]:     # data: not reset
+        assert "connect \\LSR 1'0" in cell
+    cells = [c for c in cells if c not in assembler["beat_slot"] + assembler["beat_data"]]
+    assembler = assembler["have"] + assembler["beat_q"]
     operands = [c for c in cells if c.startswith(("\\TRELLIS_FF \\inp5_",
                                                   "\\TRELLIS_FF \\wgt5_"))]
     assert len(operands) == _operand_copy_bits(cfg)
