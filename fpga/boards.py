@@ -89,9 +89,9 @@ class Board:
             raise FpgaError(f"placer of board {self.name!r} must be one of {PLACERS}, "
                             f"not {self.placer!r}")
         if self.gemm_dsps is not None and (not isinstance(self.gemm_dsps, int)
-                                           or self.gemm_dsps < 0):
-            raise FpgaError(f"gemm_dsps of board {self.name!r} must be None or an integer "
-                            f">= 0, not {self.gemm_dsps!r}")
+                                           or self.gemm_dsps < 0 or not self.open_flow):
+            raise FpgaError(f"gemm_dsps of board {self.name!r} must be None or, on an "
+                            f"open-flow board, an integer >= 0, not {self.gemm_dsps!r}")
         if not isinstance(self.timing_ripup, bool):
             raise FpgaError(f"timing_ripup of board {self.name!r} must be True or False, "
                             f"not {self.timing_ripup!r}")

@@ -48,8 +48,8 @@ class UartBridge(wiring.Component):
         # registers and DRAM they address, the shift register stays beside the receiver
         # (its enable reached 72 flip-flops across the die; the copy is complete from
         # DECODE on, a cycle before EXEC reads it)
-        fields = Signal(64)
-        m.d.sync += fields.eq(frame[8:72])
+        fields = Signal.like(frame[8:])
+        m.d.sync += fields.eq(frame[8:])
         cmd, addr, wdata = frame[:8], fields[:32], fields[32:]
         ctrl, mem = self.ctrl, self.mem
         aw_done, w_done = Signal(), Signal()

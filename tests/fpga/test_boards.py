@@ -83,9 +83,11 @@ def test_gemm_dsps_caps_the_gemm_products_in_dsps():
     # a cap above what the ALU and the store leave: the DSPs left decide
     wide = replace(board, gemm_dsps=1000, hard_dsp=False)
     assert check_fits(cfg.replace(block_out=16), wide).detail["dsp_gemm"] == 139
-    with pytest.raises(FpgaError, match=r"gemm_dsps of board 'ulx3s-85f' must be None or "
-                                        r"an integer >= 0, not -1"):
+    with pytest.raises(FpgaError, match=r"gemm_dsps of board 'ulx3s-85f' must be None or, "
+                                        r"on an open-flow board, an integer >= 0, not -1"):
         replace(board, gemm_dsps=-1)
+    with pytest.raises(FpgaError, match=r"gemm_dsps of board 'pynq-z1' .* not 0"):
+        replace(get_board("pynq-z1"), gemm_dsps=0)      # Vivado picks its own multipliers
 
 
 def test_vendor_boards_spill_multipliers_to_luts():
