@@ -116,7 +116,7 @@ def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dic
 
 
 def alu_mul_dsps(cfg: Config, flow: str) -> int:
-    """DSP units per ALU lane: the pipelined MUL's products (hw/alu.py), each one DSP
+    """DSP units per ALU multiplier (one per lane, or ``Config.alu_mul_lanes``): the pipelined MUL's products (hw/alu.py), each one DSP
     where a DSP takes its operands (ECP5's 18 bits), else the product's own split."""
     if flow == "ecp5":
         return mul_products(cfg)
@@ -124,8 +124,8 @@ def alu_mul_dsps(cfg: Config, flow: str) -> int:
 
 
 def alu_units(cfg: Config, flow: str) -> int:
-    """DSP units of the ALU's MUL in all batch x block_out lanes."""
-    products = cfg.batch * cfg.block_out * alu_mul_dsps(cfg, flow)
+    """DSP units of the ALU's MUL: its ``Config.mul_lanes`` multipliers."""
+    products = cfg.mul_lanes * alu_mul_dsps(cfg, flow)
     return _packed(products, min(cfg.mul_bits, DSP_WIDTH[flow]), flow)
 
 

@@ -29,7 +29,7 @@ The selects decoded from the micro-op are registered once per lane when synthesi
 """
 from __future__ import annotations
 
-from amaranth.hdl import Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Array, Module, Mux, Signal, signed, unsigned
 
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp, sat_relu_bit
@@ -49,10 +49,13 @@ class AluStages:
     with each stage's registered micro-op fields (``op`` layout of exec_pipe) and the
     enable of its registers."""
 
-    def __init__(self, m: Module, cfg: Config, platform=None):
+    def __init__(self, m: Module, cfg: Config, platform=None, beat=None):
         self.m, self.cfg, self.platform = m, cfg, platform
         self.bits = cfg.acc_bits
         self.lanes_count = entry_bits(cfg, "acc") // cfg.acc_bits      # accumulator elements
+        # MUL's multipliers, each taking mul_beats lanes one per cycle (hw/mul_beats.py:
+        # ``beat`` holds the beat index of stages 5 and 7)
+        self.beats, self.beat = cfg.mul_beats, beat
         # a MUL at most a DSP wide is one signed product per lane, else three unsigned ones
         self.one_product = mul_products(cfg) == 1
 
@@ -128,8 +131,23 @@ class AluStages:
                 "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
                                   Mux(self.imm_shift[k], self.imm_dist[k],
                                       Mux(amount < 0, -amount, amount))),
-                "pairs": self._mul_pairs(a, operand, k),
             })
+        self.units = [{"pairs": self._mul_pairs(*self._beat_operands(i), i)}
+                      for i in range(self.lanes_count // self.beats)]
+
+    def _beat_operands(self, unit: int) -> tuple:
+        """Multiplier ``unit``'s a and operand: its lane's, or with several beats the
+        ones of lane ``unit * beats + beat`` (their low mul_bits, what MUL reads)."""
+        if self.beats == 1:
+            return self.a[unit], self.operand[unit]
+        lanes = range(unit * self.beats, (unit + 1) * self.beats)
+        chosen = []
+        for name, values in (("a", self.a), ("b", self.operand)):
+            value = Signal(signed(self.cfg.mul_bits), name=f"alu_mul_{name}_sel_{unit}")
+            self.m.d.comb += value.eq(Array(mul_operand(self.cfg, values[k])
+                                            for k in lanes)[self.beat[5]])
+            chosen.append(value)
+        return tuple(chosen)
 
     def _mul_pairs(self, a, operand, k) -> tuple:
         """MUL's operand pairs: the two operands at mul_bits, or the three half-width
@@ -179,9 +197,10 @@ class AluStages:
             m.d.comb += lane.eq(terms[0] | terms[1] | terms[2])
             with m.If(enable):
                 m.d.sync += out[k].eq(lane)
-            r["mul"] = [registered_product(m, self.platform, x, y, mul, f"alu7_mul_{k}_{n}",
-                                           operand_enable=self.mul_operand_enable)
-                        for n, (x, y) in enumerate(r["pairs"])]
+        for i, unit in enumerate(self.units):
+            unit["mul"] = [registered_product(m, self.platform, x, y, mul, f"alu7_mul_{i}_{n}",
+                                              operand_enable=self.mul_operand_enable)
+                           for n, (x, y) in enumerate(unit["pairs"])]
 
     def clip(self, op, enable) -> None:
         """SAT's lanes clipped, the others as they are; MUL's low product and cross sum."""
@@ -194,13 +213,15 @@ class AluStages:
             sat, relu = self.sat7[k], self.relu7[k]
             with self.m.If(enable):
                 self.m.d.sync += out[k].eq(Mux(sat, sat_clip(cfg, lanes[k], relu), lanes[k]))
+            products = self.units[k // self.beats]["mul"]
+            loads = mul if self.beats == 1 else mul & (self.beat[7] == k % self.beats)
             if self.one_product:
-                r["lo8"] = self._reg(signed(bits), f"alu8_mul_{k}", mul,
-                                     wrap_to(r["mul"][0], bits))
+                r["lo8"] = self._reg(signed(bits), f"alu8_mul_{k}", loads,
+                                     wrap_to(products[0], bits))
                 continue
-            lo, cross0, cross1 = r["mul"]
-            r["lo8"] = self._reg(bits, f"alu8_mul_lo_{k}", mul, lo[:bits])
-            r["cross8"] = self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", mul,
+            lo, cross0, cross1 = products
+            r["lo8"] = self._reg(bits, f"alu8_mul_lo_{k}", loads, lo[:bits])
+            r["cross8"] = self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", loads,
                                     mul_cross(bits, cross0, cross1))
 
     def final(self) -> Signal:

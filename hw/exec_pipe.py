@@ -60,6 +60,7 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
                       any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
+from .mul_beats import MulBeats
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
 from .isa_layout import isa_layouts
@@ -145,12 +146,14 @@ class ExecPipe(wiring.Component):
         go2 = valid[2] & ~stall
         ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + _hazard_rows(
             m, platform, valid, dst, Cat(go2, dst2))
-        next_stall = pipe_hazard.next_stall(m, stall, stage1c[1], idx["1c"], ahead, *stage1d)
+        hazard = pipe_hazard.next_stall(m, stall, stage1c[1], idx["1c"], ahead, *stage1d)
+        beats = MulBeats(m, cfg, stall)
+        next_stall = beats.next_stall(hazard, *stage1d, valid[2], op[2])
         m.d.sync += [stall.eq(next_stall), moving.eq(~next_stall)]
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
         # stage 3: register the SRAM read data
         tree = GemmTree(m, cfg, platform)
-        loads, gemm, alu_en = _datapath_enables(platform, valid, op)
+        loads, gemm, alu_en = _datapath_enables(platform, valid, op, beats.train)
         tree.operands(self.inp_read.data, self.wgt_read.data, loads)
         accd4, accs4 = Signal(acc_bits, reset_less=True), Signal(acc_bits, reset_less=True)
         with m.If(loads):
@@ -161,7 +164,7 @@ class ExecPipe(wiring.Component):
             m.d.sync += op[s].eq(op[s - 1])
         # stages 4..9: GEMM products and trees, ALU lanes
         sums = tree.sums(gemm)
-        alu = AluStages(m, cfg, platform)
+        alu = AluStages(m, cfg, platform, beats.beat)
         alu.immediate(op[3], alu_en[3])
         alu.operands(op[4], accd4, accs4, alu_en[4])
         alu.lanes(op[5], alu_en[5])
@@ -276,7 +279,7 @@ def _hazard_rows(m, platform, valid, dst, entering) -> list:
     return rows
 
 
-def _datapath_enables(platform, valid, op) -> tuple:
+def _datapath_enables(platform, valid, op, train) -> tuple:
     """The clock enables of the datapath registers of stages 3..9: (the SRAM read data's,
     the GEMM's per stage, the ALU's per stage). From stage 3 on every micro-op moves one
     stage per cycle, so a datapath register's value only matters when its micro-op reaches
@@ -285,9 +288,11 @@ def _datapath_enables(platform, valid, op) -> tuple:
     every cycle (constant enables: no net from a stage's valid to hundreds of flip-flops
     and every DSP's clock enable, the 128-MAC array's slowest nets on the ECP5). Cycle
     simulators load them only for their kind of micro-op (Verilator skips the idle
-    datapath)."""
+    datapath), and the ALU's also for the bubbles of a MUL's beats (``train``,
+    hw/mul_beats.py)."""
     stages = range(3, ACCUMULATE_STAGE)
     if not for_simulator(platform):
         return Const(1), {s: Const(1) for s in stages}, {s: Const(1) for s in stages}
-    return (valid[3], {s: valid[s] & ~op[s].is_alu for s in stages},
-            {s: valid[s] & op[s].is_alu for s in stages})
+    beats = {s: train.get(s, Const(0)) for s in stages}
+    return (valid[3] | beats[3], {s: valid[s] & ~op[s].is_alu for s in stages},
+            {s: (valid[s] | beats[s]) & op[s].is_alu for s in stages})

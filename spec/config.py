@@ -56,6 +56,10 @@ class Config:
     #: multiplies the low alu_mul_bits of each operand read as signed, wrapping the product
     #: to acc_bits: at most 18 bits is one ECP5 MULT18X18D per lane instead of three.
     alu_mul_bits: int = 0
+    #: multipliers of the ALU's MUL (0: one per accumulator lane, VTA's timing). Fewer
+    #: take the row in batch*block_out / alu_mul_lanes beats, one per cycle: a MUL
+    #: micro-op then holds the exec pipe's issue that many cycles (spec/timing.py).
+    alu_mul_lanes: int = 0
     name: str = field(default="custom", compare=False)
 
     def __post_init__(self):
@@ -88,6 +92,11 @@ class Config:
                 not (mul == 0 or 2 <= mul <= self.acc_bits):
             raise ConfigError(f"alu_mul_bits must be 0 (acc_bits) or from 2 to acc_bits "
                               f"({self.acc_bits}), not {mul!r}")
+        lanes, mul_lanes = self.batch * self.block_out, self.alu_mul_lanes
+        if isinstance(mul_lanes, bool) or not isinstance(mul_lanes, int) or \
+                not (mul_lanes == 0 or (_is_pow2(mul_lanes) and mul_lanes <= lanes)):
+            raise ConfigError(f"alu_mul_lanes must be 0 (every lane) or a power of two up to "
+                              f"batch x block_out ({lanes}), not {mul_lanes!r}")
         from .isa import check_config_fits  # late import: isa depends on Config
         check_config_fits(self)
 
@@ -152,6 +161,16 @@ class Config:
     def mul_bits(self) -> int:
         """Operand width of the ALU's MUL (``alu_mul_bits``, or acc_bits when 0)."""
         return self.alu_mul_bits or self.acc_bits
+
+    @property
+    def mul_lanes(self) -> int:
+        """Multipliers of the ALU's MUL (``alu_mul_lanes``, or every lane when 0)."""
+        return self.alu_mul_lanes or self.batch * self.block_out
+
+    @property
+    def mul_beats(self) -> int:
+        """Cycles a MUL micro-op takes to multiply its row, ``mul_lanes`` elements each."""
+        return self.batch * self.block_out // self.mul_lanes
 
     @property
     def shift_bits(self) -> int:
@@ -230,7 +249,7 @@ class Config:
 
 
 #: parameters added after the first fingerprints, with their defaults
-_LATER_DEFAULTS = {"alu_mul_bits": 0}
+_LATER_DEFAULTS = {"alu_mul_bits": 0, "alu_mul_lanes": 0}
 
 
 def _field_names() -> list[str]:

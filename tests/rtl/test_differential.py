@@ -15,17 +15,23 @@ from .backends import SYNTHESIS, open_backend
 
 TIMINGS = [{}, {"pressure": 0.3, "read_latency": 4, "write_latency": 2, "seed": 5},
            {"pressure": 0.1, "read_latency": 1, "write_latency": 9, "seed": 9}]
-COUNTS = {"tiny": 300, "default": 100, "tiny-mul18": 150}
+COUNTS = {"tiny": 300, "default": 100, "tiny-mul18": 150, "tiny-mul18x2": 150,
+          "tiny-mulx1": 100}
+#: the tiny preset with the one-DSP MUL of the ECP5 boards; with 2 multipliers (4 beats);
+#: VTA's 32-bit MUL in one multiplier (8 beats, three products each)
+VARIANTS = {"tiny-mul18": dict(alu_mul_bits=18), "tiny-mul18x2": dict(alu_mul_bits=18,
+                                                                     alu_mul_lanes=2),
+            "tiny-mulx1": dict(alu_mul_lanes=1)}
 
 
 def _config(name: str):
-    """A preset, or ``tiny-mul18``: the tiny preset with the one-DSP MUL of the ECP5 boards."""
-    if name == "tiny-mul18":
-        return preset("tiny").replace(alu_mul_bits=18, name=name)
+    """A preset, or the tiny preset with a MUL of ``VARIANTS``."""
+    if name in VARIANTS:
+        return preset("tiny").replace(**VARIANTS[name], name=name)
     return preset(name)
 
 
-@pytest.mark.parametrize("name", ["tiny", "default", "tiny-mul18"])
+@pytest.mark.parametrize("name", ["tiny", "default", *VARIANTS])
 def test_random_programs_match_the_functional_simulator(name):
     cfg = _config(name)
     with open_backend("fsim", cfg, dram_bytes=1 << 20) as ref, \
