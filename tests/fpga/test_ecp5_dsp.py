@@ -1,6 +1,7 @@
 """ECP5 product registers inside the MULT18X18D: the exec pipe instantiates them for the
 ECP5 boards that ask for them only, and under the cell model (tests/fpga/models) they equal
 the generic register."""
+import json
 from pathlib import Path
 
 import pytest
@@ -92,6 +93,9 @@ def test_exec_pipe_puts_every_product_register_in_a_dsp_only_for_ecp5():
     assert len(gemm) == cfg.batch * cfg.block_in * cfg.block_out
     assert len(alu) == 3 * cfg.batch * cfg.block_out           # MUL: 3 partials per lane
     assert len(gemm) + len(alu) == len(cells)
+    beats = cfg.replace(alu_mul_lanes=1)        # one multiplier taking the row in 4 beats
+    fewer = _cells(rtlil.convert(ExecPipe(beats), platform=Ecp5()), "MULT18X18D")
+    assert len(fewer) == len(cells) - len(alu) + 3
     for cell in cells:
         assert 'parameter \\REG_OUTPUT_CLK "CLK0"' in cell
         assert 'parameter \\REG_INPUTA_CLK "CLK0"' in cell and 'parameter \\GSR "DISABLED"' in cell
@@ -130,16 +134,20 @@ def test_dsp_product_equals_generic_register_under_the_cell_model():
 
 
 @pytest.mark.slow
-def test_ecp5_core_matches_functional_simulator_under_the_cell_model():
+@pytest.mark.parametrize("mul_lanes", [0, 2])
+def test_ecp5_core_matches_functional_simulator_under_the_cell_model(mul_lanes):
     """The core as ECP5 boards build it (GEMM products and every ALU MUL partial in a DSP
     output register, the last GEMM products from CCU2C rows as on a board short of DSPs,
     the STORE's entry count from a DSP, the accumulator's per-lane control
     copies as TRELLIS_FF instances), under the cells' models, runs the tb_core programs
-    exactly as the functional simulator does."""
+    exactly as the functional simulator does; also with the ALU MUL's 18-bit products
+    in two DSPs taking the row in four beats (hw/mul_beats.py)."""
     from tests.hw.rtl import run
     from vtalab.hw.core import Core
-    cfg = preset("tiny")
+    extra = {"alu_mul_bits": 18, "alu_mul_lanes": mul_lanes} if mul_lanes else {}
+    cfg = preset("tiny").replace(**extra)
     assert cfg.macs_per_cycle - Ecp5LutProducts.vtalab_gemm_dsp_products == 4
-    run("core-tiny-ecp5", Core(cfg), "tb_core", env={"VTALAB_BUS_BITS": "64"},
+    env = {"VTALAB_BUS_BITS": "64", "VTALAB_CONFIG_EXTRA": json.dumps(extra)}
+    run(f"core-tiny-ecp5-mul{mul_lanes}", Core(cfg), "tb_core", env=env,
         platform=Ecp5LutProducts(), sources=[MODEL, FF_MODEL, CARRY_MODEL])
 

@@ -1,5 +1,6 @@
 """System bench: Core + AXI memory model runs programs; DRAM must match the functional
-simulator bit for bit. VTALAB_CONFIG names the preset; VTALAB_PERF=1 also measures cycles."""
+simulator bit for bit. The tiny preset, with VTALAB_BUS_BITS and the parameters of the JSON
+object VTALAB_CONFIG_EXTRA; VTALAB_PERF=1 also measures cycles."""
 from __future__ import annotations
 
 import json
@@ -16,7 +17,8 @@ from vtalab.spec import Config, preset
 from vtalab.spec.regs import STATUS_BITS, offset
 
 CFG = Config.from_dict(dict(preset("tiny").hardware_dict(),
-                            bus_bits=int(os.environ.get("VTALAB_BUS_BITS", "64"))))
+                            bus_bits=int(os.environ.get("VTALAB_BUS_BITS", "64")),
+                            **json.loads(os.environ.get("VTALAB_CONFIG_EXTRA", "{}"))))
 CYCLE_LIMIT = int(os.environ.get("VTALAB_CYCLE_LIMIT", "20000"))
 
 
