@@ -116,8 +116,9 @@ def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dic
 
 
 def alu_mul_dsps(cfg: Config, flow: str) -> int:
-    """DSP units per ALU multiplier (one per lane, or ``Config.alu_mul_lanes``): the pipelined MUL's products (hw/alu.py), each one DSP
-    where a DSP takes its operands (ECP5's 18 bits), else the product's own split."""
+    """DSP units per ALU multiplier (one per lane, or ``Config.alu_mul_lanes``): the
+    pipelined MUL's products (hw/alu.py), each one DSP where a DSP takes its operands
+    (ECP5's 18 bits), else the product's own split."""
     if flow == "ecp5":
         return mul_products(cfg)
     return multiplier_dsps(cfg.mul_bits, cfg.mul_bits, cfg.acc_bits, flow)

@@ -16,11 +16,14 @@ no carry chain starts behind a mux:
                cmp = a < operand (MIN) or a > operand (MAX)
                the shift as a direction and a distance (the src element's, or stage 4's);
                MUL's operand pairs into the DSP input registers: three half-width ones, or
-             with ``Config.mul_bits`` at most a DSP operand (18) the two operands
+             with ``Config.mul_bits`` at most a DSP operand (18) the two operands; with
+             fewer multipliers than lanes (``Config.alu_mul_lanes``) each takes the
+             operands of the beat's lane (hw/mul_beats.py)
     stage 6  the shift and one AND-OR select, registered; MUL's products (DSP output
              registers, like the GEMM products: hw/ecp5_dsp.py)
     stage 7  SAT's clip to the out range (the rest pass), registered; MUL's low product and
-             cross products summed (or its one product wrapped), registered
+             cross products summed (or its one product wrapped), registered per lane (on
+             the lane's beat)
     stage 8  MUL's low product plus the cross sum, or stage 7's lanes (the exec pipe
              registers it for its accumulate stage's result mux)
 

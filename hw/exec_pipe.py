@@ -37,10 +37,12 @@ Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from st
 it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
 uop read) until no micro-op in stages 3..11 writes its dst row (or src row when it uses
 one).
-Micro-ops on different rows run one per cycle. The stall is a register, loaded from an OR of
-registered hit bits (the comparisons are made in stage 1c and move with the pipe:
-hw/pipe_hazard.py), so the hold enables of the loop generator and the front stages start
-from a flip-flop and no comparison sits in front of it.
+Micro-ops on different rows run one per cycle; an ALU MUL with fewer multipliers than
+lanes takes Config.mul_beats cycles in stage 2 once its rows are ready (hw/mul_beats.py).
+The stall is a register, loaded from an OR of registered hit bits (the comparisons are
+made in stage 1c and move with the pipe: hw/pipe_hazard.py), so the hold enables of the
+loop generator and the front stages start from a flip-flop and no comparison sits in
+front of it.
 """
 from __future__ import annotations
 

@@ -39,6 +39,9 @@ def test_ulx3s_shape_routes_and_the_transposed_128_mac_shape_does_not_fit():
     with pytest.raises(ResourceError, match=r"does not fit ulx3s-85f \(LFE5U-85F-6BG381C\): "
                                             r"multipliers \(DSPs\) must be at most 156, not 177"):
         check_fits(wide_out, board)
+    # the same shape with one 32-bit MUL taking the 16 lanes in beats: 3 DSPs, not 48
+    assert estimate(wide_out.replace(alu_mul_lanes=1), board).dsp == 128 + 3 + 1
+    check_fits(wide_out.replace(alu_mul_lanes=1), board)
 
 
 def test_default_config_fails_early_naming_resource_and_numbers():

@@ -112,3 +112,20 @@ def test_alu_mul_bits_errors_name_the_limit(value):
     with pytest.raises(ConfigError, match=r"alu_mul_bits must be 0 \(acc_bits\) or from 2 to "
                                           r"acc_bits \(32\), not"):
         preset("tiny").replace(alu_mul_bits=value)
+
+
+def test_alu_mul_lanes_sets_the_mul_beats_and_enters_the_fingerprint_only_when_set():
+    tiny = preset("tiny")                                   # 1 x 8 accumulator lanes
+    assert tiny.replace(alu_mul_lanes=0).fingerprint() == tiny.fingerprint()
+    assert tiny.replace(alu_mul_lanes=2).fingerprint() != tiny.fingerprint()
+    assert (tiny.mul_lanes, tiny.mul_beats) == (8, 1)
+    assert [(tiny.replace(alu_mul_lanes=n).mul_lanes, tiny.replace(alu_mul_lanes=n).mul_beats)
+            for n in (1, 2, 8)] == [(1, 8), (2, 4), (8, 1)]
+    assert Config.from_dict(tiny.replace(alu_mul_lanes=4).to_dict()).mul_beats == 2
+
+
+@pytest.mark.parametrize("value", [3, 16, -2, True, 2.0])
+def test_alu_mul_lanes_errors_name_the_limit(value):
+    with pytest.raises(ConfigError, match=r"alu_mul_lanes must be 0 \(every lane\) or a power "
+                                          r"of two up to batch x block_out \(8\), not"):
+        preset("tiny").replace(alu_mul_lanes=value)

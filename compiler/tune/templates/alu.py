@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.timing import micro_op_cycles
 
 from ...topi.common import Requant
 from ...topi.elementwise import ElementwiseKnobs, elementwise, elementwise_reference
@@ -56,7 +57,9 @@ class ElementwiseTemplate(AccelTemplate):
         beats = max(1, -(-cfg.entry_bytes("acc") // cfg.bus_bytes))
         b_entries = cfg.batch if task.args["broadcast"] else entries
         load = (entries + b_entries) * beats + 2 * LOAD_SETUP
-        alu = self.stages(task) * (entries + INSN)
+        # the op's pass: a MUL takes mul_beats cycles per row (spec/timing.py)
+        beats = micro_op_cycles(cfg, task.args["op"] == "mul")
+        alu = self.stages(task) * (entries + INSN) + entries * (beats - 1)
         store = entries * max(1, -(-cfg.entry_bytes("out") // cfg.bus_bytes)) + LOAD_SETUP
         overlap = point["vthreads"] > 1
         return float(tiles * (load + alu + (0 if overlap else store)) + (store if overlap else 0))
