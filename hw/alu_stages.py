@@ -13,7 +13,8 @@ no carry chain starts behind a mux:
                v = a, or the sum a + src for SAT without an immediate (what SHR/SAT shift,
                    and what MIN/MAX/default pass)
                w = a + operand for ADD, else the operand (MIN/MAX/MOV)
-               cmp = a < operand (MIN) or a > operand (MAX)
+               cmp = a < operand (MIN) or a >= operand (MAX: the same pick as a >
+                     operand, a tie's two values being equal), one comparator
                the shift as a direction and a distance (the src element's, or stage 4's);
                MUL's operand pairs into the DSP input registers: three half-width ones, or
              with ``Config.mul_bits`` at most a DSP operand (18) the two operands; with
@@ -109,7 +110,7 @@ class AluStages:
         self.v_sum = self._lane_regs(1, "alu5_v_sum", enable,
                                      (opcode == AluOp.SAT) & ~op.use_imm)
         self.w_sum = self._lane_regs(1, "alu5_w_sum", enable, opcode == AluOp.ADD)
-        self.is_min = self._lane_regs(1, "alu5_is_min", enable, opcode == AluOp.MIN)
+        self.is_max = self._lane_regs(1, "alu5_is_max", enable, opcode == AluOp.MAX)
 
     def lanes(self, op, enable) -> None:
         """v, w, cmp and the shift per lane; MUL's operand pairs (used only when the
@@ -127,8 +128,7 @@ class AluStages:
                                Mux(self.v_sum[k], total, a)),
                 "w": self._reg(signed(bits), f"alu6_w_{k}", enable,
                                Mux(self.w_sum[k], total, operand)),
-                "cmp": self._reg(1, f"alu6_cmp_{k}", enable,
-                                 Mux(self.is_min[k], a < operand, a > operand)),
+                "cmp": self._reg(1, f"alu6_cmp_{k}", enable, (a < operand) ^ self.is_max[k]),
                 "left": self._reg(1, f"alu6_left_{k}", enable,
                                   Mux(self.imm_shift[k], self.imm_left[k], amount < 0)),
                 "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
