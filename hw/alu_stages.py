@@ -19,7 +19,7 @@ no carry chain starts behind a mux:
                MUL's operand pairs into the DSP input registers: three half-width ones, or
              with ``Config.mul_bits`` at most a DSP operand (18) the two operands; with
              fewer multipliers than lanes (``Config.alu_mul_lanes``) each takes the
-             operands of the beat's lane (hw/mul_beats.py)
+             operands of the beat's lane (hw/alu_beats.py)
     stage 6  the shift and one AND-OR select, registered; MUL's products (DSP output
              registers, like the GEMM products: hw/ecp5_dsp.py)
     stage 7  SAT's clip to the out range (the rest pass), registered; MUL's low product and
@@ -34,6 +34,7 @@ The selects decoded from the micro-op are registered once per lane when synthesi
 from __future__ import annotations
 
 from amaranth.hdl import Array, Module, Mux, Signal, signed, unsigned
+from amaranth.utils import exact_log2
 
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp, sat_relu_bit
@@ -56,25 +57,33 @@ class AluStages:
     def __init__(self, m: Module, cfg: Config, platform=None, beat=None):
         self.m, self.cfg, self.platform = m, cfg, platform
         self.bits = cfg.acc_bits
-        self.lanes_count = entry_bits(cfg, "acc") // cfg.acc_bits      # accumulator elements
-        # MUL's multipliers, each taking mul_beats lanes one per cycle (hw/mul_beats.py:
-        # ``beat`` holds the beat index of stages 5 and 7)
-        self.beats, self.beat = cfg.mul_beats, beat
+        self.elements = entry_bits(cfg, "acc") // cfg.acc_bits          # of an acc row
+        self.lanes_count = cfg.alu_units
+        # lanes and MUL's multipliers, each taking alu_beats / mul_beats elements one per
+        # cycle (hw/alu_beats.py: ``beat`` holds the beat index of stages 4..7)
+        self.alu_beats, self.mul_beats, self.beat = cfg.alu_beats, cfg.mul_beats, beat
         # a MUL at most a DSP wide is one signed product per lane, else three unsigned ones
         self.one_product = mul_products(cfg) == 1
 
     def _reg(self, shape, name, enable, value):
         return enabled_register(self.m, value, enable, name, shape)
 
-    def _lane_regs(self, shape, name, enable, value) -> list:
-        """A control register per lane, all holding ``value``: in the open FPGA flow copies
-        placed beside their lanes (hw/registers.py; the synthesized datapath loads every
-        cycle, ``enable`` is constant there), elsewhere one shared register."""
+    def _lane_regs(self, shape, name, enable, value, count=None) -> list:
+        """A control register per lane (or ``count``), all holding ``value``: in the open
+        FPGA flow copies placed beside their lanes (hw/registers.py; the synthesized
+        datapath loads every cycle, ``enable`` is constant there), elsewhere one shared
+        register."""
+        count = count or self.lanes_count
         if not replicates(self.platform):
-            return [self._reg(shape, name, enable, value)] * self.lanes_count
+            return [self._reg(shape, name, enable, value)] * count
         shaped = Signal(shape, name=f"{name}_d")
         self.m.d.comb += shaped.eq(value)
-        return replicated_register(self.m, self.platform, shaped, self.lanes_count, name)
+        return replicated_register(self.m, self.platform, shaped, count, name)
+
+    def _in_beat(self, stage: int, beats: int, index: int):
+        """The beat of ``stage`` is element ``index`` of a group of ``beats`` (the low
+        bits of the beat index: every beat count is a power of two)."""
+        return self.beat[stage][:exact_log2(beats)] == index
 
     def _mul_enable(self, op, enable):
         """The enable of MUL's registers: every cycle when synthesized (only a MUL reads
@@ -98,10 +107,12 @@ class AluStages:
         immediate and stage 5's selects, decoded from the micro-op's fields."""
         cfg, sb, opcode = self.cfg, self.cfg.shift_bits, op.alu_opcode
         dst, src = element_view(cfg, "acc", dst_row), element_view(cfg, "acc", src_row)
-        self.a = [self._reg(signed(self.bits), f"alu5_a_{k}", enable, dst[k])
+        self.a = [self._reg(signed(self.bits), f"alu5_a_{k}", enable,
+                            self._lane_element(dst, k, "a"))
                   for k in range(self.lanes_count)]
         self.operand = [self._reg(signed(self.bits), f"alu5_operand_{k}", enable,
-                                  Mux(self.use_imm[k], self.imm, src[k]))
+                                  Mux(self.use_imm[k], self.imm,
+                                      self._lane_element(src, k, "src")))
                         for k in range(self.lanes_count)]
         self.imm_shift = self._lane_regs(1, "alu5_imm_shift", enable,
                                          (opcode == AluOp.SAT) | op.use_imm)
@@ -111,6 +122,16 @@ class AluStages:
                                      (opcode == AluOp.SAT) & ~op.use_imm)
         self.w_sum = self._lane_regs(1, "alu5_w_sum", enable, opcode == AluOp.ADD)
         self.is_max = self._lane_regs(1, "alu5_is_max", enable, opcode == AluOp.MAX)
+
+    def _lane_element(self, row, lane: int, name: str):
+        """Lane ``lane``'s element of ``row``: its own, or with several beats element
+        ``lane * alu_beats + beat`` (the beat of stage 4)."""
+        if self.alu_beats == 1:
+            return row[lane]
+        value = Signal(signed(self.bits), name=f"alu_{name}_sel_{lane}")
+        group = [row[lane * self.alu_beats + j] for j in range(self.alu_beats)]
+        self.m.d.comb += value.eq(Array(group)[self.beat[4][:exact_log2(self.alu_beats)]])
+        return value
 
     def lanes(self, op, enable) -> None:
         """v, w, cmp and the shift per lane; MUL's operand pairs (used only when the
@@ -135,20 +156,23 @@ class AluStages:
                                   Mux(self.imm_shift[k], self.imm_dist[k],
                                       Mux(amount < 0, -amount, amount))),
             })
-        self.units = [{"pairs": self._mul_pairs(*self._beat_operands(i), i)}
-                      for i in range(self.lanes_count // self.beats)]
+        self.multipliers = [{"pairs": self._mul_pairs(*self._beat_operands(i), i)}
+                            for i in range(self.cfg.mul_lanes)]
 
     def _beat_operands(self, unit: int) -> tuple:
-        """Multiplier ``unit``'s a and operand: its lane's, or with several beats the
-        ones of lane ``unit * beats + beat`` (their low mul_bits, what MUL reads)."""
-        if self.beats == 1:
+        """Multiplier ``unit``'s a and operand: its lane's, or with fewer multipliers
+        than lanes those of the lane holding element ``unit * mul_beats + beat`` (their
+        low mul_bits, what MUL reads): lane ``unit * share + beat // alu_beats``."""
+        share = self.lanes_count // self.cfg.mul_lanes
+        if share == 1:
             return self.a[unit], self.operand[unit]
-        lanes = range(unit * self.beats, (unit + 1) * self.beats)
+        lanes = range(unit * share, (unit + 1) * share)
+        which = self.beat[5][exact_log2(self.alu_beats):]
         chosen = []
         for name, values in (("a", self.a), ("b", self.operand)):
             value = Signal(signed(self.cfg.mul_bits), name=f"alu_mul_{name}_sel_{unit}")
             self.m.d.comb += value.eq(Array(mul_operand(self.cfg, values[k])
-                                            for k in lanes)[self.beat[5]])
+                                            for k in lanes)[which])
             chosen.append(value)
         return tuple(chosen)
 
@@ -185,8 +209,8 @@ class AluStages:
         self.sat7 = [self._reg(1, f"alu7_sat_{k}", enable, sat)
                      for k, sat in enumerate(self.sel["sat"])]
         self.relu7 = self._lane_regs(1, "alu7_relu", enable, op.imm[sat_relu_bit(cfg)])
-        self.row7 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu7")
-        out = element_view(cfg, "acc", self.row7)
+        self.row7 = [Signal(signed(bits), reset_less=True, name=f"alu7_{k}")
+                     for k in range(self.lanes_count)]
         mul = self._mul_enable(op, enable)
         for k, r in enumerate(self.regs):
             minmax, shifts, takes_w, passes_v = (self.sel[n][k] for n in (
@@ -199,42 +223,57 @@ class AluStages:
             lane = Signal(signed(bits), name=f"alu_lane_{k}")
             m.d.comb += lane.eq(terms[0] | terms[1] | terms[2])
             with m.If(enable):
-                m.d.sync += out[k].eq(lane)
-        for i, unit in enumerate(self.units):
+                m.d.sync += self.row7[k].eq(lane)
+        for i, unit in enumerate(self.multipliers):
             unit["mul"] = [registered_product(m, self.platform, x, y, mul, f"alu7_mul_{i}_{n}",
                                               operand_enable=self.mul_operand_enable)
                            for n, (x, y) in enumerate(unit["pairs"])]
 
     def clip(self, op, enable) -> None:
-        """SAT's lanes clipped, the others as they are; MUL's low product and cross sum."""
-        cfg, bits = self.cfg, self.bits
+        """SAT's lanes clipped, the others as they are, into the element of each lane's
+        beat; MUL's low product and cross sum into the element of each multiplier's."""
+        cfg, bits, m = self.cfg, self.bits, self.m
         mul = self._mul_enable(op, enable)
-        self.mul8 = self._lane_regs(1, "alu8_is_mul", enable, op.alu_opcode == AluOp.MUL)
+        self.mul8 = self._lane_regs(1, "alu8_is_mul", enable, op.alu_opcode == AluOp.MUL,
+                                    self.elements)
         self.row8 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu8")
-        lanes, out = element_view(cfg, "acc", self.row7), element_view(cfg, "acc", self.row8)
-        for k, r in enumerate(self.regs):
-            sat, relu = self.sat7[k], self.relu7[k]
-            with self.m.If(enable):
-                self.m.d.sync += out[k].eq(Mux(sat, sat_clip(cfg, lanes[k], relu), lanes[k]))
-            products = self.units[k // self.beats]["mul"]
-            loads = mul if self.beats == 1 else mul & (self.beat[7] == k % self.beats)
-            if self.one_product:
-                r["lo8"] = self._reg(signed(bits), f"alu8_mul_{k}", loads,
-                                     wrap_to(products[0], bits))
-                continue
-            lo, cross0, cross1 = products
-            r["lo8"] = self._reg(bits, f"alu8_mul_lo_{k}", loads, lo[:bits])
-            r["cross8"] = self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", loads,
-                                    mul_cross(bits, cross0, cross1))
+        out = element_view(cfg, "acc", self.row8)
+        clipped = []
+        for k, lane in enumerate(self.row7):
+            value = Signal(signed(bits), name=f"alu_clipped_{k}")
+            m.d.comb += value.eq(Mux(self.sat7[k], sat_clip(cfg, lane, self.relu7[k]), lane))
+            clipped.append(value)
+        self.lo8, self.cross8 = [], []
+        for k in range(self.elements):
+            lane, beat = divmod(k, self.alu_beats)
+            loads = enable if self.alu_beats == 1 else enable & self._in_beat(7, self.alu_beats,
+                                                                              beat)
+            with m.If(loads):
+                m.d.sync += out[k].eq(clipped[lane])
+            self._mul_element(k, mul)
+
+    def _mul_element(self, k: int, mul) -> None:
+        """Element ``k``'s MUL registers, loaded from its multiplier on its beat."""
+        bits = self.bits
+        unit, beat = divmod(k, self.mul_beats)
+        products = self.multipliers[unit]["mul"]
+        loads = mul if self.mul_beats == 1 else mul & self._in_beat(7, self.mul_beats, beat)
+        if self.one_product:
+            self.lo8.append(self._reg(signed(bits), f"alu8_mul_{k}", loads,
+                                      wrap_to(products[0], bits)))
+            return
+        lo, cross0, cross1 = products
+        self.lo8.append(self._reg(bits, f"alu8_mul_lo_{k}", loads, lo[:bits]))
+        self.cross8.append(self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", loads,
+                                     mul_cross(bits, cross0, cross1)))
 
     def final(self) -> Signal:
-        """The final lane results: MUL's product combined, the rest from stage 7
-        (combinational)."""
+        """The final row: MUL's products combined, the rest from stage 7 (combinational)."""
         cfg = self.cfg
         final = Signal(entry_bits(cfg, "acc"), name="alu_final")
         lanes, out = element_view(cfg, "acc", self.row8), element_view(cfg, "acc", final)
-        for k, r in enumerate(self.regs):
-            product = r["lo8"] if self.one_product else mul_combine(self.bits, r["lo8"],
-                                                                     r["cross8"])
+        for k in range(self.elements):
+            product = self.lo8[k] if self.one_product else mul_combine(
+                self.bits, self.lo8[k], self.cross8[k])
             self.m.d.comb += out[k].eq(Mux(self.mul8[k], product, lanes[k]))
         return final

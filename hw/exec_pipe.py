@@ -37,8 +37,9 @@ Stall (ALU): an ALU micro-op reads both its rows in stage 2 and computes from st
 it cannot take forwarded values; it waits in stage 2 (holding the loop generator and the
 uop read) until no micro-op in stages 3..11 writes its dst row (or src row when it uses
 one).
-Micro-ops on different rows run one per cycle; an ALU MUL with fewer multipliers than
-lanes takes Config.mul_beats cycles in stage 2 once its rows are ready (hw/mul_beats.py).
+Micro-ops on different rows run one per cycle; an ALU micro-op with fewer ALU lanes (or
+MUL multipliers) than elements takes Config.alu_beats (mul_beats) cycles in stage 2 once
+its rows are ready (hw/alu_beats.py).
 The stall is a register, loaded from an OR of registered hit bits (the comparisons are
 made in stage 1c and move with the pipe: hw/pipe_hazard.py), so the hold enables of the
 loop generator and the front stages start from a flip-flop and no comparison sits in
@@ -62,7 +63,7 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
                       any_of, forwarded_rows)
 from .gemm_tree import GemmTree
 from .index_check import index_check
-from .mul_beats import MulBeats
+from .alu_beats import AluBeats
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
 from .isa_layout import isa_layouts
@@ -149,7 +150,7 @@ class ExecPipe(wiring.Component):
         ahead = [(stage1d[0], idx["1d"][0]), (valid[2], dst2)] + _hazard_rows(
             m, platform, valid, dst, Cat(go2, dst2))
         hazard = pipe_hazard.next_stall(m, stall, stage1c[1], idx["1c"], ahead, *stage1d)
-        beats = MulBeats(m, cfg, stall)
+        beats = AluBeats(m, cfg, stall)
         next_stall = beats.next_stall(hazard, *stage1d, valid[2], op[2])
         m.d.sync += [stall.eq(next_stall), moving.eq(~next_stall)]
         m.d.sync += [valid[3].eq(go2), op[3].eq(op[2]), dst[3].eq(dst2)]
@@ -290,8 +291,8 @@ def _datapath_enables(platform, valid, op, train) -> tuple:
     every cycle (constant enables: no net from a stage's valid to hundreds of flip-flops
     and every DSP's clock enable, the 128-MAC array's slowest nets on the ECP5). Cycle
     simulators load them only for their kind of micro-op (Verilator skips the idle
-    datapath), and the ALU's also for the bubbles of a MUL's beats (``train``,
-    hw/mul_beats.py)."""
+    datapath), and the ALU's also for the bubbles of an ALU micro-op's beats (``train``,
+    hw/alu_beats.py)."""
     stages = range(3, ACCUMULATE_STAGE)
     if not for_simulator(platform):
         return Const(1), {s: Const(1) for s in stages}, {s: Const(1) for s in stages}

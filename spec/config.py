@@ -25,6 +25,13 @@ _MAX_DEPTH = 1 << 16          # LOAD/STORE sram_base is a 16-bit field
 _MAX_BLOCK = 256
 
 
+def _check_lanes(param: str, value, zero: str, limit_name: str, limit: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or \
+            not (value == 0 or (_is_pow2(value) and value <= limit)):
+        raise ConfigError(f"{param} must be {zero} or a power of two up to {limit_name} "
+                          f"({limit}), not {value!r}")
+
+
 def _is_pow2(value: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0 \
         and value & (value - 1) == 0
@@ -56,9 +63,12 @@ class Config:
     #: multiplies the low alu_mul_bits of each operand read as signed, wrapping the product
     #: to acc_bits: at most 18 bits is one ECP5 MULT18X18D per lane instead of three.
     alu_mul_bits: int = 0
-    #: multipliers of the ALU's MUL (0: one per accumulator lane, VTA's timing). Fewer
-    #: take the row in batch*block_out / alu_mul_lanes beats, one per cycle: a MUL
-    #: micro-op then holds the exec pipe's issue that many cycles (spec/timing.py).
+    #: ALU lanes (0: one per accumulator element, VTA's timing). Fewer take an ALU
+    #: micro-op's row in batch*block_out / alu_lanes beats, one per cycle: the micro-op
+    #: then holds the exec pipe's issue that many cycles (spec/timing.py).
+    alu_lanes: int = 0
+    #: multipliers of the ALU's MUL (0: one per ALU lane). Fewer take a MUL's row in
+    #: batch*block_out / alu_mul_lanes beats.
     alu_mul_lanes: int = 0
     name: str = field(default="custom", compare=False)
 
@@ -92,11 +102,10 @@ class Config:
                 not (mul == 0 or 2 <= mul <= self.acc_bits):
             raise ConfigError(f"alu_mul_bits must be 0 (acc_bits) or from 2 to acc_bits "
                               f"({self.acc_bits}), not {mul!r}")
-        lanes, mul_lanes = self.batch * self.block_out, self.alu_mul_lanes
-        if isinstance(mul_lanes, bool) or not isinstance(mul_lanes, int) or \
-                not (mul_lanes == 0 or (_is_pow2(mul_lanes) and mul_lanes <= lanes)):
-            raise ConfigError(f"alu_mul_lanes must be 0 (every lane) or a power of two up to "
-                              f"batch x block_out ({lanes}), not {mul_lanes!r}")
+        _check_lanes("alu_lanes", self.alu_lanes, "0 (one per element)",
+                     "batch x block_out", self.batch * self.block_out)
+        _check_lanes("alu_mul_lanes", self.alu_mul_lanes, "0 (one per ALU lane)",
+                     "the ALU lanes", self.alu_units)
         from .isa import check_config_fits  # late import: isa depends on Config
         check_config_fits(self)
 
@@ -163,9 +172,19 @@ class Config:
         return self.alu_mul_bits or self.acc_bits
 
     @property
+    def alu_units(self) -> int:
+        """ALU lanes (``alu_lanes``, or one per accumulator element when 0)."""
+        return self.alu_lanes or self.batch * self.block_out
+
+    @property
+    def alu_beats(self) -> int:
+        """Cycles an ALU micro-op other than MUL takes its row in, ``alu_units`` each."""
+        return self.batch * self.block_out // self.alu_units
+
+    @property
     def mul_lanes(self) -> int:
-        """Multipliers of the ALU's MUL (``alu_mul_lanes``, or every lane when 0)."""
-        return self.alu_mul_lanes or self.batch * self.block_out
+        """Multipliers of the ALU's MUL (``alu_mul_lanes``, or one per ALU lane when 0)."""
+        return self.alu_mul_lanes or self.alu_units
 
     @property
     def mul_beats(self) -> int:
@@ -249,7 +268,7 @@ class Config:
 
 
 #: parameters added after the first fingerprints, with their defaults
-_LATER_DEFAULTS = {"alu_mul_bits": 0, "alu_mul_lanes": 0}
+_LATER_DEFAULTS = {"alu_mul_bits": 0, "alu_lanes": 0, "alu_mul_lanes": 0}
 
 
 def _field_names() -> list[str]:

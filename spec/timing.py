@@ -11,7 +11,7 @@ a module the cycles from its IDLE state (taking it from the queue) to the next
 instruction's IDLE state, when nothing waits on tokens or on the bus.
 
     compute GEMM/ALU, pushing or not        k micro-ops + compute_insn_latency()      (5)
-                                            (an ALU MUL micro-op: cfg.mul_beats each)
+                                            (ALU: micro_op_cycles() each)
     GEMM's last micro-op -> its token push  DRAIN_LATENCY                              (16)
     LOAD of inp/wgt (load module)           its beats + load_latency(cfg, buffer)  (14/15)
 
@@ -78,11 +78,15 @@ READ_PATH = (DMA_START_REGISTER, DMA_REQUEST_REGISTER, AXI_REQUEST_SLICE, AXI_BU
              AXI_BURST_OFFER, AXI_R_SLICE, AXI_RESPONSE_SLICE, DMA_SRAM_WRITE)
 
 
-def micro_op_cycles(cfg, mul: bool = False) -> int:
-    """Cycles a micro-op takes the exec pipe's issue when nothing stalls it: one, or for
-    an ALU MUL ``cfg.mul_beats``, one per group of ``cfg.mul_lanes`` elements its
-    multipliers take (hw/mul_beats.py holds it in stage 2 for the others)."""
-    return cfg.mul_beats if mul else 1
+def micro_op_cycles(cfg, alu_op=None) -> int:
+    """Cycles a micro-op takes the exec pipe's issue when nothing stalls it: a GEMM's
+    (``alu_op`` None) one; an ALU micro-op's ``cfg.alu_beats``, a MUL's ``cfg.mul_beats``
+    (one per group of ALU lanes or multipliers: hw/alu_beats.py holds it in stage 2 for
+    the others)."""
+    if alu_op is None:
+        return 1
+    from .isa import AluOp                       # late import: isa depends on Config
+    return cfg.mul_beats if alu_op == AluOp.MUL else cfg.alu_beats
 
 
 def compute_insn_latency() -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from vtalab.spec import Config
 from vtalab.spec import timing
+from vtalab.spec.isa import AluOp
 
 from ..topi import Conv2dKnobs, Conv2dShape
 from ..topi.conv2d import inp_rows
@@ -95,7 +96,8 @@ def conv2d_cycles(cfg: Config, sh: Conv2dShape, kn: Conv2dKnobs,
     step = vt * max(gemm, load) if vt > 1 else gemm + load
     # the start (a reset pass, or the residual's GEMM_OVERWRITE pass), the ALU passes, an
     # int32 residual's load; per-channel vectors load once (topi place_acc_stages)
-    extra = (out_entries + INSN) + ep.alu_ops * (out_entries + INSN) \
+    alu_pass = out_entries * timing.micro_op_cycles(cfg, AluOp.SAT) + INSN
+    extra = (out_entries + INSN) + ep.alu_ops * alu_pass \
         + (_beats(cfg, "acc", out_entries) + LOAD_SETUP) * residual_tile(ep)
     vectors = _beats(cfg, "acc", cob * ep.vectors) + LOAD_SETUP * ep.vectors
     per_tile = steps * step + vt * extra

@@ -141,7 +141,7 @@ def test_ecp5_core_matches_functional_simulator_under_the_cell_model(mul_lanes):
     the STORE's entry count from a DSP, the accumulator's per-lane control
     copies as TRELLIS_FF instances), under the cells' models, runs the tb_core programs
     exactly as the functional simulator does; also with the ALU MUL's 18-bit products
-    in two DSPs taking the row in four beats (hw/mul_beats.py)."""
+    in two DSPs taking the row in four beats (hw/alu_beats.py)."""
     from tests.hw.rtl import run
     from vtalab.hw.core import Core
     extra = {"alu_mul_bits": 18, "alu_mul_lanes": mul_lanes} if mul_lanes else {}

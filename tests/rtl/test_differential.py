@@ -16,12 +16,14 @@ from .backends import SYNTHESIS, open_backend
 TIMINGS = [{}, {"pressure": 0.3, "read_latency": 4, "write_latency": 2, "seed": 5},
            {"pressure": 0.1, "read_latency": 1, "write_latency": 9, "seed": 9}]
 COUNTS = {"tiny": 300, "default": 100, "tiny-mul18": 150, "tiny-mul18x2": 150,
-          "tiny-mulx1": 100}
+          "tiny-mulx1": 100, "tiny-alux2": 150}
 #: the tiny preset with the one-DSP MUL of the ECP5 boards; with 2 multipliers (4 beats);
-#: VTA's 32-bit MUL in one multiplier (8 beats, three products each)
+#: VTA's 32-bit MUL in one multiplier (8 beats, three products each); 2 ALU lanes (every
+#: opcode in 4 beats) with the 18-bit MUL
 VARIANTS = {"tiny-mul18": dict(alu_mul_bits=18), "tiny-mul18x2": dict(alu_mul_bits=18,
                                                                      alu_mul_lanes=2),
-            "tiny-mulx1": dict(alu_mul_lanes=1)}
+            "tiny-mulx1": dict(alu_mul_lanes=1),
+            "tiny-alux2": dict(alu_mul_bits=18, alu_lanes=2)}
 
 
 def _config(name: str):

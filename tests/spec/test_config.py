@@ -114,18 +114,29 @@ def test_alu_mul_bits_errors_name_the_limit(value):
         preset("tiny").replace(alu_mul_bits=value)
 
 
-def test_alu_mul_lanes_sets_the_mul_beats_and_enters_the_fingerprint_only_when_set():
+def test_alu_lanes_set_the_beats_and_enter_the_fingerprint_only_when_set():
     tiny = preset("tiny")                                   # 1 x 8 accumulator lanes
-    assert tiny.replace(alu_mul_lanes=0).fingerprint() == tiny.fingerprint()
-    assert tiny.replace(alu_mul_lanes=2).fingerprint() != tiny.fingerprint()
-    assert (tiny.mul_lanes, tiny.mul_beats) == (8, 1)
-    assert [(tiny.replace(alu_mul_lanes=n).mul_lanes, tiny.replace(alu_mul_lanes=n).mul_beats)
-            for n in (1, 2, 8)] == [(1, 8), (2, 4), (8, 1)]
-    assert Config.from_dict(tiny.replace(alu_mul_lanes=4).to_dict()).mul_beats == 2
+    for param in ("alu_lanes", "alu_mul_lanes"):
+        assert tiny.replace(**{param: 0}).fingerprint() == tiny.fingerprint()
+        assert tiny.replace(**{param: 2}).fingerprint() != tiny.fingerprint()
+    assert (tiny.alu_units, tiny.alu_beats, tiny.mul_lanes, tiny.mul_beats) == (8, 1, 8, 1)
+    mul = [tiny.replace(alu_mul_lanes=n) for n in (1, 2, 8)]
+    assert [(c.alu_beats, c.mul_lanes, c.mul_beats) for c in mul] == [(1, 1, 8), (1, 2, 4),
+                                                                       (1, 8, 1)]
+    alu = tiny.replace(alu_lanes=2)              # MUL: one multiplier per ALU lane
+    assert (alu.alu_units, alu.alu_beats, alu.mul_lanes, alu.mul_beats) == (2, 4, 2, 4)
+    assert alu.replace(alu_mul_lanes=1).mul_beats == 8
+    assert Config.from_dict(tiny.replace(alu_lanes=4).to_dict()).alu_beats == 2
 
 
 @pytest.mark.parametrize("value", [3, 16, -2, True, 2.0])
-def test_alu_mul_lanes_errors_name_the_limit(value):
-    with pytest.raises(ConfigError, match=r"alu_mul_lanes must be 0 \(every lane\) or a power "
+def test_alu_lanes_errors_name_the_limit(value):
+    with pytest.raises(ConfigError, match=r"alu_lanes must be 0 \(one per element\) or a power "
                                           r"of two up to batch x block_out \(8\), not"):
-        preset("tiny").replace(alu_mul_lanes=value)
+        preset("tiny").replace(alu_lanes=value)
+
+
+def test_alu_mul_lanes_are_at_most_the_alu_lanes():
+    with pytest.raises(ConfigError, match=r"alu_mul_lanes must be 0 \(one per ALU lane\) or a "
+                                          r"power of two up to the ALU lanes \(2\), not 4"):
+        preset("tiny").replace(alu_lanes=2, alu_mul_lanes=4)

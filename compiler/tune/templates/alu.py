@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from vtalab.spec import Config
+from vtalab.spec.isa import AluOp
 from vtalab.spec.timing import micro_op_cycles
 
 from ...topi.common import Requant
@@ -57,9 +58,10 @@ class ElementwiseTemplate(AccelTemplate):
         beats = max(1, -(-cfg.entry_bytes("acc") // cfg.bus_bytes))
         b_entries = cfg.batch if task.args["broadcast"] else entries
         load = (entries + b_entries) * beats + 2 * LOAD_SETUP
-        # the op's pass: a MUL takes mul_beats cycles per row (spec/timing.py)
-        beats = micro_op_cycles(cfg, task.args["op"] == "mul")
-        alu = self.stages(task) * (entries + INSN) + entries * (beats - 1)
+        # each pass takes micro_op_cycles per row, the op's pass MUL's when it is one
+        op = AluOp.MUL if task.args["op"] == "mul" else AluOp.ADD
+        alu = self.stages(task) * (entries * micro_op_cycles(cfg, AluOp.ADD) + INSN) \
+            + entries * (micro_op_cycles(cfg, op) - micro_op_cycles(cfg, AluOp.ADD))
         store = entries * max(1, -(-cfg.entry_bytes("out") // cfg.bus_bytes)) + LOAD_SETUP
         overlap = point["vthreads"] > 1
         return float(tiles * (load + alu + (0 if overlap else store)) + (store if overlap else 0))

@@ -1,7 +1,8 @@
-"""The ALU MUL in beats (hw/mul_beats.py): with ``alu_mul_lanes`` multipliers a MUL
-micro-op holds stage 2 for ``mul_beats`` cycles once its rows are ready, nothing else
-moves meanwhile, and the row it writes is the full product (against numpy, here under
-the same-row chains that stall it; the random programs are in test_differential.py)."""
+"""ALU micro-ops in beats (hw/alu_beats.py): with fewer ALU lanes (``alu_lanes``) or MUL
+multipliers (``alu_mul_lanes``) than elements a micro-op holds stage 2 for its beats
+(spec/timing.py ``micro_op_cycles``) once its rows are ready, nothing else moves
+meanwhile, and the row it writes is whole (against numpy, here under the same-row chains
+that stall it; the random programs are in test_differential.py)."""
 import numpy as np
 import pytest
 
@@ -30,16 +31,22 @@ def issue_cycles(uops) -> list[int]:
     return times
 
 
-@pytest.fixture(scope="module")
-def dev():
-    cfg = preset("tiny").replace(alu_mul_bits=18, alu_mul_lanes=2, name="tiny-mul18x2")
-    assert cfg.mul_beats == 4
+#: (alu_lanes, alu_mul_lanes) on the tiny preset (8 elements), MUL 18 bits wide: MUL in
+#: 4 beats; every opcode in 4 beats; the others in 2 and MUL in 8
+SHAPES = {"mul-x2": (0, 2), "alu-x2": (2, 0), "alu-x4-mul-x1": (4, 1)}
+
+
+@pytest.fixture(scope="module", params=list(SHAPES))
+def dev(request):
+    alu, mul = SHAPES[request.param]
+    cfg = preset("tiny").replace(alu_mul_bits=18, alu_lanes=alu, alu_mul_lanes=mul,
+                                 name=f"tiny-{request.param}")
     with open_backend("rtl", cfg, dram_bytes=1 << 20) as device:
         yield device
 
 
 def _program(dev, insns, acc=None):
-    """Cycles of ALU instructions, each (op, dst rows) with immediate 3 (the acc rows
+    """Cycles of ALU instructions, each (op, dst rows) with immediate 3 (op None: a GEMM) (the acc rows
     loaded first from ``acc`` when given), and the out rows they leave."""
     cfg = dev.cfg
     b = ProgramBuilder(dev)
@@ -49,8 +56,11 @@ def _program(dev, insns, acc=None):
         b.load_2d("acc", 0, acc_buf, 0, x_size=ROWS)
     for op, rows in insns:
         for dst in rows:
-            b.uop_push(dst, 0, mode="alu", alu_op=op, use_imm=True, imm=3)
-        b.push_alu()
+            if op is None:
+                b.uop_push(int(dst), 0, 0, mode="gemm")
+            else:
+                b.uop_push(int(dst), 0, mode="alu", alu_op=op, use_imm=True, imm=3)
+        b.push_gemm() if op is None else b.push_alu()
     out = dev.alloc(ROWS * cfg.entry_bytes("out"))
     b.dep_push("compute", "store")
     b.dep_pop("compute", "store")
@@ -68,16 +78,19 @@ def _patterns(rng):
         yield f"random {n}", [int(d) for d in rng.integers(0, 5, 16)]
 
 
-def test_a_mul_holds_stage_2_for_its_beats_and_nothing_more(dev):
-    """A MUL instruction against the ADD with the same rows: the same stalls, plus the
-    beats and what they delay."""
+@pytest.mark.parametrize("op", [AluOp.MIN, AluOp.MUL])
+def test_alu_micro_ops_hold_stage_2_for_their_beats_and_nothing_more(dev, op):
+    """On distinct rows each micro-op costs its beats more than a GEMM's one cycle; a row
+    pattern costs the model's stalls and beats against rows taken in turn."""
     cfg, failures = dev.cfg, []
+    beats = T.micro_op_cycles(cfg, op)
+    more = _program(dev, [(op, range(8))])[0] - _program(dev, [(None, range(8))])[0]
+    assert more == 8 * (beats - 1)
     for name, rows in _patterns(np.random.default_rng(5)):
-        model = {mul: issue_cycles([(d, 0, T.micro_op_cycles(cfg, mul)) for d in rows])[-1]
-                 for mul in (False, True)}
-        measured = {mul: _program(dev, [(AluOp.MUL if mul else AluOp.ADD, rows)])[0]
-                    for mul in (False, True)}
-        if measured[True] - measured[False] != model[True] - model[False]:
+        turns = [k % ROWS for k in range(len(rows))]
+        model = [issue_cycles([(d, 0, beats) for d in r])[-1] for r in (rows, turns)]
+        measured = [_program(dev, [(op, r)])[0] for r in (rows, turns)]
+        if measured[0] - measured[1] != model[0] - model[1]:
             failures.append((name, measured, model))
     assert not failures, failures
 
@@ -87,19 +100,20 @@ def test_the_model_counts_beats_after_the_stall():
     assert issue_cycles([(0, 0, 4), (0, 0, 4)]) == [3, 3 + WRITE_STAGE - 1 + 3]
 
 
-def test_mul_chains_write_the_full_products(dev):
-    """Same-row chains of MUL (stalled, then in beats) and ADD: out = low 8 bits of the
-    row after each micro-op in turn, as numpy computes it (MUL reads 18-bit operands)."""
+def test_alu_chains_write_whole_rows(dev):
+    """Same-row chains of MUL, ADD and MAX (stalled, then in beats): out = low 8 bits of
+    the row after each micro-op in turn, as numpy computes it (MUL reads 18 bits)."""
     cfg = dev.cfg
     rng = np.random.default_rng(11)
     acc = rng.integers(-(1 << 12), 1 << 12, (ROWS, cfg.batch, cfg.block_out), dtype=np.int32)
-    insns = [(AluOp.MUL, [0, 0, 0, 1]), (AluOp.ADD, [1, 2]), (AluOp.MUL, [1, 2, 2, 3])]
+    insns = [(AluOp.MUL, [0, 0, 0, 1]), (AluOp.ADD, [1, 2]), (AluOp.MUL, [1, 2, 2, 3]),
+             (AluOp.MAX, [3, 0, 4])]
     want = acc.astype(np.int64)
+    ops = {AluOp.MUL: lambda x: ((x + (1 << 17)) % (1 << 18) - (1 << 17)) * 3,
+           AluOp.ADD: lambda x: x + 3, AluOp.MAX: lambda x: np.maximum(x, 3)}
     for op, rows in insns:
         for dst in rows:
-            low = (want[dst] + (1 << 17)) % (1 << 18) - (1 << 17)     # 18 bits, signed
-            want[dst] = low * 3 if op == AluOp.MUL else want[dst] + 3
-            want[dst] = (want[dst] + (1 << 31)) % (1 << 32) - (1 << 31)
+            want[dst] = (ops[op](want[dst]) + (1 << 31)) % (1 << 32) - (1 << 31)
     _, got = _program(dev, insns, acc)
     written = sorted({d for _, rows in insns for d in rows})     # out mirrors acc writes
     assert np.array_equal(got[written], ((want[written] + 128) % 256 - 128).astype(np.int8))
