@@ -4,7 +4,8 @@ Block RAMs: every SRAM buffer of the core (the accumulator twice: it has two rea
 plus the on-chip DRAM of boards without a DDR port, packed into the part's block-RAM aspect
 ratios the way Yosys' memory mapper does (best aspect ratio, width x depth tiling).
 DSPs: one multiplier per GEMM lane (batch x block_in x block_out int8 x int8 products) plus
-the ALU's wrapping acc_bits x acc_bits multiply in every accumulator lane, each split into
+the ALU's wrapping mul_bits x mul_bits multiply in each of its Config.mul_lanes multipliers
+(one per accumulator element by default), each split into
 the part's native multiplier width, plus the store module's y_size x x_size (16 x 16 bits),
 packed into the part's DSP units (one per product on ECP5 and Zynq; a Cyclone V
 variable-precision block holds three 9x9 or two 18x19 multipliers).
