@@ -6,7 +6,9 @@ no carry chain starts behind a mux:
 
     stage 3  the immediate at the lane width and its shift as a direction and a distance,
              registered (once per micro-op)
-    stage 4  per lane: a (the dst element) and operand = imm or src element, registered;
+    stage 4  per lane: a (the dst element: with fewer lanes than elements, ``Config.
+             alu_lanes``, the one of the beat, hw/alu_beats.py) and operand = imm or src
+             element, registered;
              the immediate's shift (SAT's, or SHR's with use_imm) as a direction and a
              distance, and stage 5's selects, registered (from the micro-op's fields)
     stage 5  per lane, registered (and stage 6's selects, decoded from the opcode):
@@ -22,9 +24,9 @@ no carry chain starts behind a mux:
              operands of the beat's lane (hw/alu_beats.py)
     stage 6  the shift and one AND-OR select, registered; MUL's products (DSP output
              registers, like the GEMM products: hw/ecp5_dsp.py)
-    stage 7  SAT's clip to the out range (the rest pass), registered; MUL's low product and
-             cross products summed (or its one product wrapped), registered per lane (on
-             the lane's beat)
+    stage 7  SAT's clip to the out range (the rest pass), registered per element (on the
+             element's beat); MUL's low product and cross products summed (or its one
+             product wrapped), registered per element (on its multiplier's beat)
     stage 8  MUL's low product plus the cross sum, or stage 7's lanes (the exec pipe
              registers it for its accumulate stage's result mux)
 
