@@ -41,7 +41,6 @@ from amaranth.utils import exact_log2
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp, sat_relu_bit
 
-from .alu_shift import shift_controls, shifted
 from .alu import (mul_combine, mul_cross, mul_cross_bits, mul_operand, mul_operand_pairs,
                   mul_products, sat_clip, wrap_to)
 from .ecp5_dsp import registered_product
@@ -153,11 +152,11 @@ class AluStages:
                 "w": self._reg(signed(bits), f"alu6_w_{k}", enable,
                                Mux(self.w_sum[k], total, operand)),
                 "cmp": self._reg(1, f"alu6_cmp_{k}", enable, (a < operand) ^ self.is_max[k]),
-                "shift": shift_controls(
-                    self.m, self.platform,
-                    Mux(self.imm_shift[k], self.imm_left[k], amount < 0),
-                    Mux(self.imm_shift[k], self.imm_dist[k], Mux(amount < 0, -amount, amount)),
-                    enable, bits, f"alu6_shift_{k}"),
+                "left": self._reg(1, f"alu6_left_{k}", enable,
+                                  Mux(self.imm_shift[k], self.imm_left[k], amount < 0)),
+                "dist": self._reg(unsigned(sb), f"alu6_dist_{k}", enable,
+                                  Mux(self.imm_shift[k], self.imm_dist[k],
+                                      Mux(amount < 0, -amount, amount))),
             })
         self.multipliers = [{"pairs": self._mul_pairs(*self._beat_operands(i), i)}
                             for i in range(self.cfg.mul_lanes)]
@@ -219,9 +218,10 @@ class AluStages:
             minmax, shifts, takes_w, passes_v = (self.sel[n][k] for n in (
                 "minmax", "shifts", "takes_w", "passes_v"))
             v, w = r["v"], r["w"]
+            shifted = Mux(r["left"], (v << r["dist"])[:bits], v >> r["dist"])
             terms = [Mux(passes_v | (minmax & r["cmp"]), v, 0),
                      Mux(takes_w | (minmax & ~r["cmp"]), w, 0),
-                     Mux(shifts, shifted(v, r["shift"]), 0)]
+                     Mux(shifts, shifted, 0)]
             lane = Signal(signed(bits), name=f"alu_lane_{k}")
             m.d.comb += lane.eq(terms[0] | terms[1] | terms[2])
             with m.If(enable):
