@@ -46,8 +46,8 @@ def dev(request):
 
 
 def _program(dev, insns, acc=None):
-    """Cycles of ALU instructions, each (op, dst rows) with immediate 3 (op None: a GEMM) (the acc rows
-    loaded first from ``acc`` when given), and the out rows they leave."""
+    """Cycles of ALU instructions, each (op, dst rows) with immediate 3 (op None: a GEMM;
+    the acc rows loaded first from ``acc`` when given), and the out rows they leave."""
     cfg = dev.cfg
     b = ProgramBuilder(dev)
     if acc is not None:
