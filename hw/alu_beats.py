@@ -21,6 +21,9 @@ from amaranth.hdl import Const, Mux, Signal
 from vtalab.spec import Config
 from vtalab.spec.isa import AluOp
 
+from .forward import ACCUMULATE_STAGE
+from .registers import enabled_register
+
 
 def is_mul(op):
     return op.is_alu & (op.alu_opcode == AluOp.MUL)
@@ -31,8 +34,9 @@ class AluBeats:
 
     ``stall`` is the exec pipe's stall register (stage 2 and the front hold while it is
     set); :meth:`next_stall` takes the hazard part of next cycle's value and returns the
-    whole. ``beat[s]`` is the beat index in stage ``s`` (3..9) and ``train[s]`` marks a
-    bubble carrying a beat's rows there (the cycle simulators' enables need it)."""
+    whole. ``beat[s]`` is the beat index in stage ``s`` (3..9, the ALU's stages) and
+    ``train[s]`` marks a bubble carrying a beat's rows there (the cycle simulators'
+    enables need it)."""
 
     def __init__(self, m, cfg: Config, stall):
         self.m, self.cfg, self.stall = m, cfg, stall
@@ -40,9 +44,9 @@ class AluBeats:
         self.beat, self.train = {}, {}
 
     def _needs_beats(self, op):
-        """The micro-op with ``op`` takes more than one beat."""
-        alu = op.is_alu if self.alu > 1 else Const(0)
-        return alu | is_mul(op) if self.mul > 1 else alu
+        """The micro-op with ``op`` takes more than one beat (called with mul_beats > 1:
+        every ALU micro-op when alu_beats > 1 too, else MUL only)."""
+        return op.is_alu if self.alu > 1 else is_mul(op)
 
     def next_stall(self, hazard_next, valid1d, op1d, valid2, op2):
         if self.mul == 1:                            # then alu_beats is 1 too
@@ -61,15 +65,10 @@ class AluBeats:
         return hazard_next | Mux(stall, staying, incoming)
 
     def _stages(self, beat2, train2) -> None:
-        """The beat index and the train bit of stages 3..9, one register each stage."""
+        """The beat index and the train bit of stages 3 to the accumulate stage's front,
+        one register each stage."""
         beat, train = beat2, train2
-        for s in range(3, 10):
-            beat = _delayed(self.m, beat, f"alu_beat{s}")
-            train = _delayed(self.m, train, f"alu_train{s}")
+        for s in range(3, ACCUMULATE_STAGE):
+            beat = enabled_register(self.m, beat, Const(1), f"alu_beat{s}")
+            train = enabled_register(self.m, train, Const(1), f"alu_train{s}")
             self.beat[s], self.train[s] = beat, train
-
-
-def _delayed(m, value, name):
-    reg = Signal.like(value, name=name)
-    m.d.sync += reg.eq(value)
-    return reg

@@ -35,7 +35,7 @@ The selects decoded from the micro-op are registered once per lane when synthesi
 """
 from __future__ import annotations
 
-from amaranth.hdl import Array, Module, Mux, Signal, signed, unsigned
+from amaranth.hdl import Array, Const, Module, Mux, Signal, signed, unsigned
 from amaranth.utils import exact_log2
 
 from vtalab.spec import Config
@@ -84,7 +84,9 @@ class AluStages:
 
     def _in_beat(self, stage: int, beats: int, index: int):
         """The beat of ``stage`` is element ``index`` of a group of ``beats`` (the low
-        bits of the beat index: every beat count is a power of two)."""
+        bits of the beat index: every beat count is a power of two); always with one."""
+        if beats == 1:
+            return Const(1)
         return self.beat[stage][:exact_log2(beats)] == index
 
     def _mul_enable(self, op, enable):
@@ -248,9 +250,7 @@ class AluStages:
         self.lo8, self.cross8 = [], []
         for k in range(self.elements):
             lane, beat = divmod(k, self.alu_beats)
-            loads = enable if self.alu_beats == 1 else enable & self._in_beat(7, self.alu_beats,
-                                                                              beat)
-            with m.If(loads):
+            with m.If(enable & self._in_beat(7, self.alu_beats, beat)):
                 m.d.sync += out[k].eq(clipped[lane])
             self._mul_element(k, mul)
 
@@ -259,7 +259,7 @@ class AluStages:
         bits = self.bits
         unit, beat = divmod(k, self.mul_beats)
         products = self.multipliers[unit]["mul"]
-        loads = mul if self.mul_beats == 1 else mul & self._in_beat(7, self.mul_beats, beat)
+        loads = mul & self._in_beat(7, self.mul_beats, beat)
         if self.one_product:
             self.lo8.append(self._reg(signed(bits), f"alu8_mul_{k}", loads,
                                       wrap_to(products[0], bits)))

@@ -58,10 +58,10 @@ class ElementwiseTemplate(AccelTemplate):
         beats = max(1, -(-cfg.entry_bytes("acc") // cfg.bus_bytes))
         b_entries = cfg.batch if task.args["broadcast"] else entries
         load = (entries + b_entries) * beats + 2 * LOAD_SETUP
-        # each pass takes micro_op_cycles per row, the op's pass MUL's when it is one
-        op = AluOp.MUL if task.args["op"] == "mul" else AluOp.ADD
-        alu = self.stages(task) * (entries * micro_op_cycles(cfg, AluOp.ADD) + INSN) \
-            + entries * (micro_op_cycles(cfg, op) - micro_op_cycles(cfg, AluOp.ADD))
+        # the op's pass, then SHR / SAT: each takes micro_op_cycles per row
+        passes = [AluOp.MUL if task.args["op"] == "mul" else AluOp.ADD] \
+            + [AluOp.SAT] * (self.stages(task) - 1)
+        alu = sum(entries * micro_op_cycles(cfg, op) + INSN for op in passes)
         store = entries * max(1, -(-cfg.entry_bytes("out") // cfg.bus_bytes)) + LOAD_SETUP
         overlap = point["vthreads"] > 1
         return float(tiles * (load + alu + (0 if overlap else store)) + (store if overlap else 0))
