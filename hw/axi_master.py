@@ -5,11 +5,12 @@ round-robin; each is cut into bursts of at most 256 beats that never cross 4 KiB
 per issued burst names its client, and R beats go to that client in order (one ID, so
 responses come back in issue order). Up to ``TAGS`` bursts are in flight, so a new burst is
 issued while the previous one streams and the bus moves one beat per cycle. Each read
-client's requests pass a register slice and its responses a small LUT-RAM FIFO (the R
-channel's too: hw/channel_slices.py), so no client's logic and the arbiter's or the R
-channel's meet in one cycle (FPGA timing; two cycles of latency). The FIFOs' registered
-form (head entry in an output register) measured slower on the ULX3S 1x16x8 (docs/fpga.md,
-session 19), so they use the plain one.
+client's requests pass a register slice and its responses a small LUT-RAM FIFO
+(hw/channel_slices.py); R beats reach those FIFOs through a dispatch register, paced by
+per-client credits, so RREADY, the arbiter and no client's logic meet in one cycle (FPGA
+timing; two cycles of latency, as with the R channel's own FIFO slice it replaced). The
+FIFOs' registered form (head entry in an output register) measured slower on the ULX3S
+1x16x8 (docs/fpga.md, session 19), so they use the plain one.
 
 Write side: one client (store). AW bursts are cut the same way; W beats follow the AW
 bursts already issued (WLAST from a FIFO of burst lengths) and B responses are counted so
@@ -32,6 +33,9 @@ from .interfaces import (ADDR_BITS, AXI_BOUNDARY, AXI_BURST_INCR, AXI_MAX_BEATS,
                          AxiSignature, ReadClientSignature, WriteClientSignature)
 
 TAGS = 8                 # read bursts in flight
+#: a read client's response entries: a credit is free again four cycles after its beat
+#: is dispatched (dispatch register, FIFO write, the client's pop, its registered return)
+RESPONSE_DEPTH = 8
 WRITE_BURSTS = 8         # write bursts whose data is not yet sent
 
 
@@ -153,10 +157,11 @@ class AxiMaster(wiring.Component):
         cfg, axi = self.cfg, self.axi
         clients = [self.read_port(i) for i in range(self.n_read)]
         m.submodules.ar_split = split = BurstSplitter(cfg.bus_bytes)
-        # the owner of the oldest burst from a register (buffered FIFO): the R slice's
-        # ready and the client slices' valids start at flip-flops, not a LUT-RAM read
-        m.submodules.tags = tags = fifo.SyncFIFOBuffered(
-            width=max(1, (self.n_read - 1).bit_length()), depth=TAGS)
+        # the owner of the oldest burst from a register (the head entry's): RREADY and the
+        # dispatch start at flip-flops, not a LUT-RAM read; an owner reaches it the cycle
+        # after its burst is issued, in time for a first beat one cycle after AR
+        m.submodules.tags = tags = FifoSlice(max(1, (self.n_read - 1).bit_length()), TAGS,
+                                             registered=True)
         owner = Signal(range(max(self.n_read, 2)))
         staged_owner = Signal.like(owner)
         last = Signal(range(max(self.n_read, 2)))
@@ -178,32 +183,44 @@ class AxiMaster(wiring.Component):
             axi.arlen.eq(split.burst_len),
             axi.arsize.eq(cfg.bus_bytes.bit_length() - 1),
             axi.arburst.eq(AXI_BURST_INCR),
-            axi.arvalid.eq(split.valid & tags.w_rdy),
+            axi.arvalid.eq(split.valid & tags.i_ready),
             split.advance.eq(axi.arvalid & axi.arready),
-            tags.w_en.eq(split.advance),
-            tags.w_data.eq(owner),
+            tags.i_valid.eq(split.advance),
+            tags.i_data.eq(owner),
         ]
-        m.submodules.r_slice = rs = FifoSlice(cfg.bus_bits + 1)
-        m.d.comb += [rs.i_valid.eq(axi.rvalid), rs.i_data.eq(Cat(axi.rdata, axi.rlast)),
-                     axi.rready.eq(rs.i_ready)]
-        head, rdata, rlast = tags.r_data, rs.o_data[:-1], rs.o_data[-1]
-        # one more slice per client: the R slice's ready comes from the clients' slice
-        # registers, not from each client's unpacking logic (the ECP5's critical path)
-        slices = []
+        self._dispatch(m, clients, tags)
+
+    def _dispatch(self, m: Module, clients: list, tags) -> None:
+        """R beats into the owner's response FifoSlice through a dispatch register, paced
+        by credits: ``credit[i]`` counts client i's free response entries not yet spoken
+        for, so RREADY comes from the master's own registers (the tag FIFO's head, a
+        credit count) and no client's FIFO level reaches it. A client's pops come back a
+        cycle late (registered): RESPONSE_DEPTH covers that round trip, so one client
+        still takes a beat per cycle."""
+        axi, bus_bits = self.axi, self.cfg.bus_bits
+        head = tags.o_data
+        credits = [Signal(range(RESPONSE_DEPTH + 1), init=RESPONSE_DEPTH, name=f"credit_{i}")
+                   for i in range(self.n_read)]
+        fire = Signal()
+        m.d.comb += [
+            axi.rready.eq(tags.o_valid & _pick(credits, head, lambda c: c != 0)),
+            fire.eq(axi.rvalid & axi.rready),
+            tags.o_ready.eq(fire & axi.rlast),
+        ]
+        beat = Signal(bus_bits, name="r_dispatch_data")
+        m.d.sync += beat.eq(axi.rdata)             # every cycle: no enable waits on RVALID
         for i, client in enumerate(clients):
-            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(cfg.bus_bits)
+            m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(bus_bits, depth=RESPONSE_DEPTH)
+            sent, popped = Signal(name=f"r_dispatch_{i}"), Signal(name=f"r_popped_{i}")
+            m.d.sync += [sent.eq(fire & (head == i)), popped.eq(cs.o_valid & cs.o_ready),
+                         credits[i].eq(credits[i] - (fire & (head == i)) + popped)]
             m.d.comb += [
-                cs.i_data.eq(rdata),
-                cs.i_valid.eq(rs.o_valid & tags.r_rdy & (head == i)),
+                cs.i_data.eq(beat),
+                cs.i_valid.eq(sent),
                 client.resp.payload.eq(cs.o_data),
                 client.resp.valid.eq(cs.o_valid),
                 cs.o_ready.eq(client.resp.ready),
             ]
-            slices.append(cs)
-        m.d.comb += [
-            rs.o_ready.eq(tags.r_rdy & _pick(slices, head, lambda c: c.i_ready)),
-            tags.r_en.eq(rs.o_valid & rs.o_ready & rlast),
-        ]
 
     # ---- writes --------------------------------------------------------------------------
     def _write_side(self, m: Module):

@@ -61,7 +61,7 @@ DMA_REQUEST_REGISTER = 1   # row_requests: a row's request valid/address/beats r
 AXI_REQUEST_SLICE = 1      # AxiMaster: the client's request RegisterSlice
 AXI_BURST_STAGING = 1      # BurstSplitter: the request's staging register
 AXI_BURST_OFFER = 1        # BurstSplitter: the burst's length registered, then offered on AR
-AXI_R_SLICE = 1            # AxiMaster: the R channel's FifoSlice
+AXI_R_DISPATCH = 1         # AxiMaster: the R beat's dispatch register (credits, no slice)
 AXI_RESPONSE_SLICE = 1     # AxiMaster: the client's response FifoSlice
 DMA_UNPACK_REGISTER = 1    # entries of a beat or more: the one-beat FifoSlice, or the register
                            # that completes a wider entry (narrower entries: none)
@@ -75,7 +75,7 @@ BEAT_STAGE_BEATS = 3
 DRAM_READ_LATENCY = 1
 
 READ_PATH = (DMA_START_REGISTER, DMA_REQUEST_REGISTER, AXI_REQUEST_SLICE, AXI_BURST_STAGING,
-             AXI_BURST_OFFER, AXI_R_SLICE, AXI_RESPONSE_SLICE, DMA_SRAM_WRITE)
+             AXI_BURST_OFFER, AXI_R_DISPATCH, AXI_RESPONSE_SLICE, DMA_SRAM_WRITE)
 
 
 def micro_op_cycles(cfg, alu_op=None) -> int:

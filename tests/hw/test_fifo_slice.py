@@ -2,7 +2,7 @@
 """hw/channel_slices.FifoSlice: the registered form (head entry in an output register, every
 entry written to the LUT RAM) behaves cycle for cycle like the plain LUT-RAM FIFO: same
 valid, ready and data under random traffic on both sides, so the cycle models
-(spec/timing.py AXI_R_SLICE, AXI_RESPONSE_SLICE) hold for either."""
+(spec/timing.py AXI_RESPONSE_SLICE) hold for either."""
 import random
 
 import pytest
