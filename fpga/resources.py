@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from vtalab.hw.alu import mul_products
 from vtalab.hw.forward import acc_lane_groups
+from vtalab.hw.sram import wgt_lane_groups
 from vtalab.hw.verilog import OpenFlowPlatform
 from vtalab.spec import Config
 
@@ -105,12 +106,15 @@ def _split(bits: int, native: int) -> list[int]:
 
 def memories(cfg: Config, dram_bytes: int = 0, lane_groups: bool = False) -> dict:
     """name -> (width bits, depth, copies) of every block-RAM candidate; ``lane_groups``:
-    the accumulator sliced per element, as the open flow builds it (hw/forward.py)."""
+    the accumulator sliced per element and wide wgt entries per output lane, as the open
+    flow builds them (hw/forward.py, hw/sram.py)."""
     mems = {buf: (cfg.entry_bytes(buf) * 8, cfg.depth(buf), READ_PORTS[buf])
             for buf in READ_PORTS}
-    slices = acc_lane_groups(cfg, OpenFlowPlatform() if lane_groups else None)
-    mems["acc"] = (cfg.entry_bytes("acc") * 8 // slices, cfg.depth("acc"),
-                   READ_PORTS["acc"] * slices)
+    platform = OpenFlowPlatform() if lane_groups else None
+    for buf, slices in (("acc", acc_lane_groups(cfg, platform)),
+                        ("wgt", wgt_lane_groups(cfg, platform))):
+        mems[buf] = (cfg.entry_bytes(buf) * 8 // slices, cfg.depth(buf),
+                     READ_PORTS[buf] * slices)
     if dram_bytes:
         mems["dram"] = (cfg.bus_bits, dram_bytes // cfg.bus_bytes, 1)
     return mems

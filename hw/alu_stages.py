@@ -1,4 +1,4 @@
-"""The ALU lanes of the exec pipe, spread over stages 3 to 8 for Fmax.
+"""The ALU lanes of the exec pipe, spread over stages 3 to 9 for Fmax.
 
 The same function as :class:`vtalab.hw.alu.AluCore` (which stays the one-cycle reference),
 cut so that no stage has more than one carry chain or one barrel shifter in series, and
@@ -22,13 +22,16 @@ no carry chain starts behind a mux:
              with ``Config.mul_bits`` at most a DSP operand (18) the two operands; with
              fewer multipliers than lanes (``Config.alu_mul_lanes``) each takes the
              operands of the beat's lane (hw/alu_beats.py)
-    stage 6  the shift and one AND-OR select, registered; MUL's products (DSP output
-             registers, like the GEMM products: hw/ecp5_dsp.py)
-    stage 7  SAT's clip to the out range (the rest pass), registered per element (on the
-             element's beat); MUL's low product and cross products summed (or its one
-             product wrapped), registered per element (on its multiplier's beat)
-    stage 8  MUL's low product plus the cross sum, or stage 7's lanes (the exec pipe
-             registers it for its accumulate stage's result mux)
+    stage 6  the shift by the distance's high bits and the AND-OR select of v and w,
+             registered; MUL's products (DSP output registers, like the GEMM products:
+             hw/ecp5_dsp.py)
+    stage 7  the shift by the distance's low bits, ORed into the select, registered;
+             MUL's low product and cross products summed (or its one product wrapped),
+             registered per element (on its multiplier's beat)
+    stage 8  SAT's clip to the out range (the rest pass), registered per element (on the
+             element's beat); MUL's low product plus the cross sum, registered
+    stage 9  MUL's products or stage 8's lanes (the exec pipe registers it for its
+             accumulate stage's result mux)
 
 The selects decoded from the micro-op are registered once per lane when synthesized
 (copies placed beside their lanes, hw/registers.py), once for cycle simulators.
@@ -49,10 +52,15 @@ from .registers import enabled_register, replicated_register, replicates
 from .sram import entry_bits
 from .verilog import for_simulator
 
+#: distance bits the shift takes in stage 7 (the rest in stage 6): neither stage has
+#: the whole barrel shifter behind its distance register's fan-out
+FINE_SHIFT_BITS = 2
+
 
 class AluStages:
     """Builds the lanes into ``m``: call :meth:`immediate` (stage 3), :meth:`operands`,
-    :meth:`lanes`, :meth:`select`, :meth:`clip` (stages 4..7), then :meth:`final` (stage 8)
+    :meth:`lanes`, :meth:`select`, :meth:`shift`, :meth:`clip` (stages 4..8), then
+    :meth:`final` (stage 9)
     with each stage's registered micro-op fields (``op`` layout of exec_pipe) and the
     enable of its registers."""
 
@@ -62,7 +70,7 @@ class AluStages:
         self.elements = entry_bits(cfg, "acc") // cfg.acc_bits          # of an acc row
         self.lanes_count = cfg.alu_units
         # lanes and MUL's multipliers, each taking alu_beats / mul_beats elements one per
-        # cycle (hw/alu_beats.py: ``beat`` holds the beat index of stages 4..7)
+        # cycle (hw/alu_beats.py: ``beat`` holds the beat index of stages 4..8)
         self.alu_beats, self.mul_beats, self.beat = cfg.alu_beats, cfg.mul_beats, beat
         # a MUL at most a DSP wide is one signed product per lane, else three unsigned ones
         self.one_product = mul_products(cfg) == 1
@@ -196,63 +204,84 @@ class AluStages:
         return wide
 
     def _decode_selects(self, opcode, enable) -> None:
-        """Stage 6's selects and stage 7's SAT flag from the opcode, registered a stage
-        ahead: flip-flops, not decoders, drive the 32-bit muxes of every lane."""
+        """Stage 6's selects from the opcode, registered a stage ahead: flip-flops, not
+        decoders, drive the 32-bit muxes of every lane."""
         minmax = (opcode == AluOp.MIN) | (opcode == AluOp.MAX)
         shifts = (opcode == AluOp.SHR) | (opcode == AluOp.SAT)
         takes_w = (opcode == AluOp.ADD) | (opcode == AluOp.MOV)
         passes_v = ~(minmax | shifts | takes_w | (opcode == AluOp.MUL))
         self.sel = {name: self._lane_regs(1, f"alu6_{name}", enable, value) for name, value in (
             ("minmax", minmax), ("shifts", shifts), ("takes_w", takes_w),
-            ("passes_v", passes_v), ("sat", opcode == AluOp.SAT))}
+            ("passes_v", passes_v))}
 
     def select(self, op, enable) -> None:
-        """The selected lane results, registered; MUL's are 0 there: its three products
-        are registered (DSP output registers) for stage 7."""
-        m, cfg, bits = self.m, self.cfg, self.bits
-        self.sat7 = [self._reg(1, f"alu7_sat_{k}", enable, sat)
-                     for k, sat in enumerate(self.sel["sat"])]
-        self.relu7 = self._lane_regs(1, "alu7_relu", enable, op.imm[sat_relu_bit(cfg)])
-        self.row7 = [Signal(signed(bits), reset_less=True, name=f"alu7_{k}")
-                     for k in range(self.lanes_count)]
-        mul = self._mul_enable(op, enable)
+        """Per lane the shift by the distance's high bits (both directions, then the
+        direction picked) and the AND-OR select of v and w, registered; the selects that
+        stage 7 needs carried; MUL's products registered (DSP output registers)."""
+        m, bits, fine = self.m, self.bits, FINE_SHIFT_BITS
+        self.lane7 = []
         for k, r in enumerate(self.regs):
             minmax, shifts, takes_w, passes_v = (self.sel[n][k] for n in (
                 "minmax", "shifts", "takes_w", "passes_v"))
-            v, w = r["v"], r["w"]
-            shifted = Mux(r["left"], (v << r["dist"])[:bits], v >> r["dist"])
-            terms = [Mux(passes_v | (minmax & r["cmp"]), v, 0),
-                     Mux(takes_w | (minmax & ~r["cmp"]), w, 0),
-                     Mux(shifts, shifted, 0)]
-            lane = Signal(signed(bits), name=f"alu_lane_{k}")
-            m.d.comb += lane.eq(terms[0] | terms[1] | terms[2])
-            with m.If(enable):
-                m.d.sync += self.row7[k].eq(lane)
+            v, w, coarse = r["v"], r["w"], r["dist"][fine:] << fine
+            vw = Signal(signed(bits), name=f"alu_vw_{k}")
+            m.d.comb += vw.eq(Mux(passes_v | (minmax & r["cmp"]), v, 0)
+                              | Mux(takes_w | (minmax & ~r["cmp"]), w, 0))
+            shifted = Mux(r["left"], (v << coarse)[:bits], v >> coarse)
+            self.lane7.append({
+                "vw": self._reg(signed(bits), f"alu7_vw_{k}", enable, vw),
+                "coarse": self._reg(signed(bits), f"alu7_coarse_{k}", enable, shifted),
+                "left": self._reg(1, f"alu7_left_{k}", enable, r["left"]),
+                "fine": self._reg(unsigned(fine), f"alu7_fine_{k}", enable, r["dist"][:fine]),
+                "shifts": self._reg(1, f"alu7_shifts_{k}", enable, shifts),
+            })
+        mul = self._mul_enable(op, enable)
         for i, unit in enumerate(self.multipliers):
             unit["mul"] = [registered_product(m, self.platform, x, y, mul, f"alu7_mul_{i}_{n}",
                                               operand_enable=self.mul_operand_enable)
                            for n, (x, y) in enumerate(unit["pairs"])]
 
-    def clip(self, op, enable) -> None:
-        """SAT's lanes clipped, the others as they are, into the element of each lane's
-        beat; MUL's low product and cross sum into the element of each multiplier's."""
-        cfg, bits, m = self.cfg, self.bits, self.m
+    def shift(self, op, enable) -> None:
+        """Per lane the shift finished by the distance's low bits and ORed into the
+        select, registered; SAT's flags for stage 8, from the micro-op; MUL's low product
+        and cross sum into the element of each multiplier's beat."""
+        m, bits = self.m, self.bits
+        self.row8 = []
+        for k, r in enumerate(self.lane7):
+            x, fine = r["coarse"], r["fine"]
+            shifted = Mux(r["left"], (x << fine)[:bits], x >> fine)
+            lane = Signal(signed(bits), name=f"alu_lane_{k}")
+            m.d.comb += lane.eq(r["vw"] | Mux(r["shifts"], shifted, 0))
+            self.row8.append(self._reg(signed(bits), f"alu8_{k}", enable, lane))
+        self.sat8 = self._lane_regs(1, "alu8_sat", enable, op.alu_opcode == AluOp.SAT)
+        self.relu8 = self._lane_regs(1, "alu8_relu", enable, op.imm[sat_relu_bit(self.cfg)])
         mul = self._mul_enable(op, enable)
-        self.mul8 = self._lane_regs(1, "alu8_is_mul", enable, op.alu_opcode == AluOp.MUL,
-                                    self.elements)
-        self.row8 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu8")
-        out = element_view(cfg, "acc", self.row8)
-        clipped = []
-        for k, lane in enumerate(self.row7):
-            value = Signal(signed(bits), name=f"alu_clipped_{k}")
-            m.d.comb += value.eq(Mux(self.sat7[k], sat_clip(cfg, lane, self.relu7[k]), lane))
-            clipped.append(value)
         self.lo8, self.cross8 = [], []
         for k in range(self.elements):
-            lane, beat = divmod(k, self.alu_beats)
-            with m.If(enable & self._in_beat(7, self.alu_beats, beat)):
-                m.d.sync += out[k].eq(clipped[lane])
             self._mul_element(k, mul)
+
+    def clip(self, op, enable) -> None:
+        """SAT's lanes clipped, the others as they are, into the element of each lane's
+        beat; MUL's product (low product plus cross sum, or its one product) registered."""
+        cfg, bits, m = self.cfg, self.bits, self.m
+        self.mul9 = self._lane_regs(1, "alu9_is_mul", enable, op.alu_opcode == AluOp.MUL,
+                                    self.elements)
+        self.row9 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu9")
+        out = element_view(cfg, "acc", self.row9)
+        clipped = []
+        for k, lane in enumerate(self.row8):
+            value = Signal(signed(bits), name=f"alu_clipped_{k}")
+            m.d.comb += value.eq(Mux(self.sat8[k], sat_clip(cfg, lane, self.relu8[k]), lane))
+            clipped.append(value)
+        mul = self._mul_enable(op, enable)
+        self.product9 = []
+        for k in range(self.elements):
+            lane, beat = divmod(k, self.alu_beats)
+            with m.If(enable & self._in_beat(8, self.alu_beats, beat)):
+                m.d.sync += out[k].eq(clipped[lane])
+            product = self.lo8[k] if self.one_product else mul_combine(
+                bits, self.lo8[k], self.cross8[k])
+            self.product9.append(self._reg(signed(bits), f"alu9_mul_{k}", mul, product))
 
     def _mul_element(self, k: int, mul) -> None:
         """Element ``k``'s MUL registers, loaded from its multiplier on its beat."""
@@ -270,12 +299,9 @@ class AluStages:
                                      mul_cross(bits, cross0, cross1)))
 
     def final(self) -> Signal:
-        """The final row: MUL's products combined, the rest from stage 7 (combinational)."""
-        cfg = self.cfg
-        final = Signal(entry_bits(cfg, "acc"), name="alu_final")
-        lanes, out = element_view(cfg, "acc", self.row8), element_view(cfg, "acc", final)
+        """The final row: MUL's products, the rest from stage 8 (combinational)."""
+        final = Signal(entry_bits(self.cfg, "acc"), name="alu_final")
+        lanes, out = element_view(self.cfg, "acc", self.row9), element_view(self.cfg, "acc", final)
         for k in range(self.elements):
-            product = self.lo8[k] if self.one_product else mul_combine(
-                self.bits, self.lo8[k], self.cross8[k])
-            self.m.d.comb += out[k].eq(Mux(self.mul8[k], product, lanes[k]))
+            self.m.d.comb += out[k].eq(Mux(self.mul9[k], self.product9[k], lanes[k]))
         return final

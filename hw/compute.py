@@ -52,6 +52,7 @@ class Compute(wiring.Component):
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
+            "wgt_read_addrs": Out(data.ArrayLayout(cfg.addr_bits("wgt"), cfg.block_out)),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
             "busy": Out(1), "wait_l2c": Out(1), "wait_s2c": Out(1),
             "finish": Out(1), "gemm_uop": Out(1), "alu_uop": Out(1),
@@ -154,6 +155,7 @@ class Compute(wiring.Component):
                          acc_sram.read_1_addrs.eq(pipe.acc_read_src_addrs)]
         self._read(m, wiring.flipped(self.inp_read), pipe.inp_read)
         self._read(m, wiring.flipped(self.wgt_read), pipe.wgt_read)
+        m.d.comb += self.wgt_read_addrs.eq(pipe.wgt_read_addrs)
         m.d.comb += [self.out_write.addr.eq(pipe.out_write.addr),
                      self.out_write.data.eq(pipe.out_write.data),
                      self.out_write.en.eq(pipe.out_write.en)]

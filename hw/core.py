@@ -25,7 +25,7 @@ from .control import ControlRegs
 from .fetch import Fetch
 from .interfaces import AxiLiteSignature, AxiSignature
 from .load import Load
-from .sram import Sram
+from .sram import Sram, wgt_lane_groups
 from .store import Store
 from .token_queue import TokenQueue
 
@@ -68,7 +68,7 @@ class Core(wiring.Component):
         wiring.connect(m, fetch.load_insn, load.insn)
         wiring.connect(m, fetch.compute_insn, compute.insn)
         wiring.connect(m, fetch.store_insn, store.insn)
-        self._buffers(m, load, compute, store)
+        self._buffers(m, platform, load, compute, store)
         queues = self._tokens(m, units, regs.start)
         self._control(m, regs, units, queues, master)
         self._errors(m, regs, units, queues)
@@ -86,17 +86,33 @@ class Core(wiring.Component):
         m.d.comb += [regs.value_error.eq(Cat(*codes)),
                      regs.status_error.eq(Cat(*codes).any() | Cat(*faults).any())]
 
-    def _buffers(self, m, load, compute, store):
+    def _buffers(self, m, platform, load, compute, store):
         cfg = self.cfg
         m.submodules.inp_sram = inp = Sram.for_buffer(cfg, "inp")
-        m.submodules.wgt_sram = wgt = Sram.for_buffer(cfg, "wgt")
+        m.submodules.wgt_sram = wgt = Sram.for_buffer(
+            cfg, "wgt", write_slices=wgt_lane_groups(cfg, platform))
+        self._wgt_slices(m, load, compute, wgt)
         m.submodules.out_sram = out = Sram.for_buffer(cfg, "out")
         wiring.connect(m, load.inp_write, inp.write)
-        wiring.connect(m, load.wgt_write, wgt.write)
         wiring.connect(m, compute.inp_read, inp.read_0)
         wiring.connect(m, compute.wgt_read, wgt.read_0)
         wiring.connect(m, compute.out_write, out.write)
         wiring.connect(m, store.out_read, out.read_0)
+
+    @staticmethod
+    def _wgt_slices(m, load, compute, wgt) -> None:
+        """The wgt buffer's write, and with slices each slice's read and write address
+        and write enable from the copies beside it (hw/sram.py wgt_lane_groups)."""
+        if wgt.slices == 1:
+            wiring.connect(m, load.wgt_write, wgt.write)
+            return
+        ports = wgt.write_ports()
+        bits = len(ports[0].data)
+        for k, port in enumerate(ports):
+            copy = load.wgt_write_copies[k]
+            m.d.comb += [port.addr.eq(copy.addr), port.en.eq(copy.en),
+                         port.data.eq(load.wgt_write.data[k * bits:(k + 1) * bits]),
+                         wgt.read_0_addrs[k].eq(compute.wgt_read_addrs[k])]
 
     def _tokens(self, m, units, clear) -> dict:
         queues = {}

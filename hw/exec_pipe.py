@@ -18,15 +18,16 @@
     stage 5  GEMM: the copies registered again (on ECP5 boards the DSPs' input
              registers); ALU: sums, compares and shift distances registered
     stage 6  GEMM: element products registered (DSP multipliers; on ECP5 boards that ask
-             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: shifts,
-             result selected, MUL's partial products (DSP multipliers)
+             for it the register is the MULT18X18D's own, hw/ecp5_dsp.py); ALU: the
+             shift's first half, v/w selected, MUL's partial products (DSP multipliers)
     stage 7  GEMM: the products registered again in the fabric (the DSP row is a long
-             route from the adders); ALU: SAT's clip, MUL's cross products summed
+             route from the adders); ALU: the shift's second half ORed in, MUL's cross
+             products summed
     stage 8  GEMM: the first adder-tree levels (sums of groups of products) registered;
-             ALU: MUL's final add, the result registered
+             ALU: SAT's clip, MUL's final add
     stage 9  GEMM: the rest of the adder trees registered; the acc row read in stage 2 with
-             the older in-flight results forwarded into it, registered; ALU: the result
-             registered again (a landing register beside the accumulate stage)
+             the older in-flight results forwarded into it, registered; ALU: MUL's
+             product or the lanes, registered (the accumulate stage's ALU input)
     stage 10 accumulate: forward the newest in-flight result into the acc row, add the
              tree sums (or select the ALU result / zero); result registered
     stage 11 write acc[dst] and out[dst] (low out_bits of every element)
@@ -67,7 +68,7 @@ from .alu_beats import AluBeats
 from .registers import (enabled_register, register_copies, replicated_register,
                         replicates)
 from .isa_layout import isa_layouts
-from .sram import entry_bits, read_signature, write_signature
+from .sram import entry_bits, read_signature, wgt_lane_groups, write_signature
 from .verilog import for_simulator
 
 # WRITE_STAGE (the accumulator write) and EXEC_FRONT (the registers in front of stage 2)
@@ -122,6 +123,8 @@ class ExecPipe(wiring.Component):
             "acc_write": In(write_signature(acc_bits, cfg.depth("acc"))),
             "inp_read": In(read_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_read": In(read_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
+            # the wgt read address once per output lane (hw/sram.py wgt_lane_groups)
+            "wgt_read_addrs": Out(data.ArrayLayout(cfg.addr_bits("wgt"), cfg.block_out)),
             "out_write": In(write_signature(entry_bits(cfg, "out"), cfg.depth("out"))),
         })
 
@@ -172,9 +175,9 @@ class ExecPipe(wiring.Component):
         alu.operands(op[4], accd4, accs4, alu_en[4])
         alu.lanes(op[5], alu_en[5])
         alu.select(op[6], alu_en[6])
-        alu.clip(op[7], alu_en[7])
-        alu9 = enabled_register(m, alu.final(), alu_en[8], "alu9")
-        alu_result = enabled_register(m, alu9, alu_en[9], "alu10")
+        alu.shift(op[7], alu_en[7])
+        alu.clip(op[8], alu_en[8])
+        alu_result = enabled_register(m, alu.final(), alu_en[9], "alu10")
         # the acc row, with in-flight results forwarded into it (stages 9 and 10)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}
@@ -207,16 +210,20 @@ class ExecPipe(wiring.Component):
         return m
 
     def _lane_addresses(self, m, platform, idx, moving):
-        """The acc read addresses per lane group: copies of the stage-2 index registers
-        (loaded as they are), each beside its slice of the accumulator's block RAMs."""
+        """The acc and wgt read addresses per lane group: copies of the stage-2 index
+        registers (loaded as they are), each beside its slice of the buffer's block
+        RAMs."""
         for k, name in enumerate(("dst", "src")):
             self._copies(m, platform, getattr(self, f"acc_read_{name}_addrs"), idx[2][k],
                          idx["1d"][k], f"{name}_idx2", enable=moving)
+        self._copies(m, platform, self.wgt_read_addrs, idx[2][2], idx["1d"][2], "wgt_idx2",
+                     enable=moving, groups=wgt_lane_groups(self.cfg, platform))
 
-    def _copies(self, m, platform, out, register, loads, name, enable=None):
+    def _copies(self, m, platform, out, register, loads, name, enable=None, groups=None):
         """``out``, an array of one entry per lane: copies of ``register`` (which loads
-        ``loads`` when ``enable``) per lane group, or ``register`` itself."""
-        groups = acc_lane_groups(self.cfg, platform)
+        ``loads`` when ``enable``) per lane group (``groups``, by default the
+        accumulator's), or ``register`` itself."""
+        groups = groups or acc_lane_groups(self.cfg, platform)
         copies = register_copies(m, platform, register, loads, groups, name, enable=enable)
         m.d.comb += [out[j].eq(copies[j % groups]) for j in range(len(out))]
 

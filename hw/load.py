@@ -18,7 +18,7 @@ from .dma_reader import DmaReader
 from .error_latch import INDEX_BITS, ErrorLatch
 from .interfaces import ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
-from .sram import entry_bits, write_signature
+from .sram import entry_bits, wgt_lane_groups, write_signature
 
 
 def mux_read_clients(m: Module, shared, clients: list, select) -> None:
@@ -45,6 +45,10 @@ class Load(wiring.Component):
             "dma": Out(ReadClientSignature(cfg.bus_bits)),
             "inp_write": In(write_signature(entry_bits(cfg, "inp"), cfg.depth("inp"))),
             "wgt_write": In(write_signature(entry_bits(cfg, "wgt"), cfg.depth("wgt"))),
+            # the wgt write's enable and address per output lane: copies of the write's
+            # registers, one per wgt slice (hw/sram.py wgt_lane_groups), or the write's own
+            "wgt_write_copies": Out(data.ArrayLayout(data.StructLayout(
+                {"en": 1, "addr": cfg.addr_bits("wgt")}), cfg.block_out)),
             "busy": Out(1), "waiting": Out(1),
             "clear": In(1), "error_code": Out(ERROR_CODE_BITS), "error_index": Out(INDEX_BITS),
         })
@@ -53,7 +57,10 @@ class Load(wiring.Component):
         m = Module()
         cfg = self.cfg
         m.submodules.inp_dma = inp_dma = DmaReader(cfg, "inp", pad=True)
-        m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False)
+        groups = wgt_lane_groups(cfg, platform)
+        m.submodules.wgt_dma = wgt_dma = DmaReader(cfg, "wgt", pad=False, write_copies=groups)
+        m.d.comb += [self.wgt_write_copies[j].eq(wgt_dma.write_copies[j % groups])
+                     for j in range(cfg.block_out)]
         m.submodules.errors = errors = ErrorLatch()
         m.d.comb += [errors.clear.eq(self.clear),
                      errors.taken.eq(self.insn.valid & self.insn.ready),

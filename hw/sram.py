@@ -23,6 +23,8 @@ from amaranth.lib.wiring import In, Out
 from vtalab.spec import Config
 from vtalab.spec.errors import ConfigError
 
+from .registers import replicates
+
 
 COLLISION_MODES = ("old", "undefined", "poison")
 #: read ports an "undefined" memory may have (the FPGA build marks 1..this many)
@@ -46,6 +48,21 @@ def _addr_width(depth: int) -> int:
 def entry_bits(cfg: Config, buffer: str) -> int:
     """Bits of one entry of ``buffer``: all elements of a row packed little-endian."""
     return cfg.entry_bytes(buffer) * 8
+
+
+#: wgt entries this wide or wider are sliced per output lane in the open flow: one address
+#: flip-flop would drive 28+ block RAMs, a net across a row of the die (a platform's
+#: ``vtalab_wgt_slice_bits`` overrides it)
+WGT_SLICE_BITS = 1024
+
+
+def wgt_lane_groups(cfg: Config, platform=None) -> int:
+    """Slices of the wgt buffer (``Sram`` write_slices), each with its own copies of the
+    read and write addresses: one per output lane (that lane's block_in weights) for wide
+    entries on platforms that replicate flip-flops (hw/registers.replicates: the open
+    flow), else one. Slicing may cost a few block RAMs (1x16x8: 32 instead of 29)."""
+    wide = entry_bits(cfg, "wgt") >= getattr(platform, "vtalab_wgt_slice_bits", WGT_SLICE_BITS)
+    return cfg.block_out if wide and replicates(platform) else 1
 
 
 class Sram(wiring.Component):

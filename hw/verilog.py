@@ -31,18 +31,23 @@ class OpenFlowPlatform:
     the open FPGA flow synthesizes (per-lane accumulator slices and control copies,
     hw/forward.py), without the ECP5 cells (fpga/build.py puts the same attribute on the
     board's platform). ``gemm_dsp_products``: the GEMM products multiplied (the rest from
-    LUTs, hw/lut_multiplier.py; None: all)."""
+    LUTs, hw/lut_multiplier.py; None: all); ``wgt_slice_bits``: the wgt entry width from
+    which the wgt buffer is sliced per output lane (None: the flow's, hw/sram.py)."""
     vtalab_lane_groups = True
 
-    def __init__(self, gemm_dsp_products: int | None = None):
+    def __init__(self, gemm_dsp_products: int | None = None,
+                 wgt_slice_bits: int | None = None):
         self.vtalab_gemm_dsp_products = gemm_dsp_products
+        if wgt_slice_bits is not None:
+            self.vtalab_wgt_slice_bits = wgt_slice_bits
 
 
 def synthesis_netlist_platform(cfg: Config) -> OpenFlowPlatform:
     """The RTL "synthesis" netlist's platform: the first half of the GEMM's products
     multiplied, the second half from LUTs, so that one RTL test run checks both forms (a
-    board without enough DSPs builds the same two, hw/lut_multiplier.py)."""
-    return OpenFlowPlatform(gemm_dsp_products=cfg.macs_per_cycle // 2)
+    board without enough DSPs builds the same two, hw/lut_multiplier.py); the wgt buffer
+    sliced at every width, so that it checks the sliced form too."""
+    return OpenFlowPlatform(gemm_dsp_products=cfg.macs_per_cycle // 2, wgt_slice_bits=0)
 
 
 def for_simulator(platform) -> bool:

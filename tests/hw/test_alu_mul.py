@@ -18,7 +18,7 @@ from vtalab.spec.isa import AluOp
 
 from .benches.tb_units import pack, unpack
 
-LATENCY = 6          # immediate, operands, lanes, products, clip / sums: stages 3..8
+LATENCY = 7          # immediate, operands, lanes, products, sums, product: stages 3..9
 
 
 class BothAlus(wiring.Component):
@@ -45,6 +45,7 @@ class BothAlus(wiring.Component):
         alu.operands(view, self.dst, self.src, on)
         alu.lanes(view, on)
         alu.select(view, on)
+        alu.shift(view, on)
         alu.clip(view, on)
         m.d.comb += self.stages.eq(alu.final())
         return m
