@@ -28,10 +28,10 @@ no carry chain starts behind a mux:
     stage 7  the shift by the distance's low bits, ORed into the select, registered;
              MUL's low product and cross products summed (or its one product wrapped),
              registered per element (on its multiplier's beat)
-    stage 8  SAT's clip to the out range (the rest pass), registered per element (on the
-             element's beat); MUL's low product plus the cross sum, registered
-    stage 9  MUL's products or stage 8's lanes (the exec pipe registers it for its
-             accumulate stage's result mux)
+    stage 8  SAT's clip to the out range (the rest pass), registered per lane; MUL's low
+             product plus the cross sum, registered per element
+    stage 9  MUL's products or stage 8's lanes, registered per element on its beat: the
+             row the exec pipe's accumulate stage takes
 
 The selects decoded from the micro-op are registered once per lane when synthesized
 (copies placed beside their lanes, hw/registers.py), once for cycle simulators.
@@ -60,7 +60,7 @@ FINE_SHIFT_BITS = 2
 class AluStages:
     """Builds the lanes into ``m``: call :meth:`immediate` (stage 3), :meth:`operands`,
     :meth:`lanes`, :meth:`select`, :meth:`shift`, :meth:`clip` (stages 4..8), then
-    :meth:`final` (stage 9)
+    :meth:`result` (stage 9, registered)
     with each stage's registered micro-op fields (``op`` layout of exec_pipe) and the
     enable of its registers."""
 
@@ -261,24 +261,19 @@ class AluStages:
             self._mul_element(k, mul)
 
     def clip(self, op, enable) -> None:
-        """SAT's lanes clipped, the others as they are, into the element of each lane's
-        beat; MUL's product (low product plus cross sum, or its one product) registered."""
+        """SAT's lanes clipped (the rest as they are), registered per lane; MUL's
+        products (low product plus cross sum, or its one product) per element."""
         cfg, bits, m = self.cfg, self.bits, self.m
         self.mul9 = self._lane_regs(1, "alu9_is_mul", enable, op.alu_opcode == AluOp.MUL,
                                     self.elements)
-        self.row9 = Signal(entry_bits(cfg, "acc"), reset_less=True, name="alu9")
-        out = element_view(cfg, "acc", self.row9)
-        clipped = []
+        self.lane9 = []
         for k, lane in enumerate(self.row8):
             value = Signal(signed(bits), name=f"alu_clipped_{k}")
             m.d.comb += value.eq(Mux(self.sat8[k], sat_clip(cfg, lane, self.relu8[k]), lane))
-            clipped.append(value)
+            self.lane9.append(self._reg(signed(bits), f"alu9_{k}", enable, value))
         mul = self._mul_enable(op, enable)
         self.product9 = []
         for k in range(self.elements):
-            lane, beat = divmod(k, self.alu_beats)
-            with m.If(enable & self._in_beat(8, self.alu_beats, beat)):
-                m.d.sync += out[k].eq(clipped[lane])
             product = self.lo8[k] if self.one_product else mul_combine(
                 bits, self.lo8[k], self.cross8[k])
             self.product9.append(self._reg(signed(bits), f"alu9_mul_{k}", mul, product))
@@ -298,10 +293,17 @@ class AluStages:
         self.cross8.append(self._reg(mul_cross_bits(bits), f"alu8_mul_cross_{k}", loads,
                                      mul_cross(bits, cross0, cross1)))
 
-    def final(self) -> Signal:
-        """The final row: MUL's products, the rest from stage 8 (combinational)."""
-        final = Signal(entry_bits(self.cfg, "acc"), name="alu_final")
-        lanes, out = element_view(self.cfg, "acc", self.row9), element_view(self.cfg, "acc", final)
+    def result(self, enable) -> Signal:
+        """The row the accumulate stage takes, registered per element (beside its
+        accumulator lane) on its lane's beat: MUL's product, or its lane's value. A MUL
+        takes as many beats as the lanes or more (``mul_beats`` >= ``alu_beats``), and
+        an element's last load, in the MUL's last ``alu_beats`` beats, finds its product
+        complete (loaded at stage 7 on its multiplier's beat, no later)."""
+        row = Signal(entry_bits(self.cfg, "acc"), reset_less=True, name="alu10")
+        out = element_view(self.cfg, "acc", row)
         for k in range(self.elements):
-            self.m.d.comb += out[k].eq(Mux(self.mul9[k], self.product9[k], lanes[k]))
-        return final
+            lane, beat = divmod(k, self.alu_beats)
+            with self.m.If(enable & self._in_beat(9, self.alu_beats, beat)):
+                self.m.d.sync += out[k].eq(Mux(self.mul9[k], self.product9[k],
+                                               self.lane9[lane]))
+        return row

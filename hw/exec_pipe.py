@@ -65,8 +65,7 @@ from .forward import (ACCUMULATE_STAGE, FORWARD_DEPTH, acc_lane_groups, accumula
 from .gemm_tree import GemmTree
 from .index_check import index_check
 from .alu_beats import AluBeats
-from .registers import (enabled_register, register_copies, replicated_register,
-                        replicates)
+from .registers import register_copies, replicated_register, replicates
 from .isa_layout import isa_layouts
 from .sram import entry_bits, read_signature, wgt_lane_groups, write_signature
 from .verilog import for_simulator
@@ -177,7 +176,7 @@ class ExecPipe(wiring.Component):
         alu.select(op[6], alu_en[6])
         alu.shift(op[7], alu_en[7])
         alu.clip(op[8], alu_en[8])
-        alu_result = enabled_register(m, alu.final(), alu_en[9], "alu10")
+        alu_result = alu.result(alu_en[9])
         # the acc row, with in-flight results forwarded into it (stages 9 and 10)
         results = {s: Signal(acc_bits, name=f"res{s}", reset_less=True)
                    for s in range(WRITE_STAGE, last + 1)}

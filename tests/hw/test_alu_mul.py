@@ -18,7 +18,7 @@ from vtalab.spec.isa import AluOp
 
 from .benches.tb_units import pack, unpack
 
-LATENCY = 7          # immediate, operands, lanes, products, sums, product: stages 3..9
+LATENCY = 8          # immediate, operands, lanes, products, sums, product, row: 3..10
 
 
 class BothAlus(wiring.Component):
@@ -47,7 +47,7 @@ class BothAlus(wiring.Component):
         alu.select(view, on)
         alu.shift(view, on)
         alu.clip(view, on)
-        m.d.comb += self.stages.eq(alu.final())
+        m.d.comb += self.stages.eq(alu.result(on))
         return m
 
 
