@@ -136,10 +136,11 @@ class DmaReader(wiring.Component):
         pad = Signal(init=1)               # ~(all four flags): a register, not a LUT chain
         with m.If(self._start):
             m.d.sync += [writing.eq(1), row.eq(0)]
-        with m.If(first_cell):
-            m.d.sync += [reg.eq(value) for d in bounds.values() for reg, value in d.values()]
+        # the bounds load every cycle (no enable reaching a hundred flip-flops): the fields
+        # change only at start, so they are right from the second setup cycle on
+        m.d.sync += [reg.eq(value) for d in (*bounds.values(), *later.values())
+                     for reg, value in d.values()]
         with m.If(second_cell):
-            m.d.sync += [reg.eq(value) for d in later.values() for reg, value in d.values()]
             m.d.sync += [sram_addr.eq(f["sram_base"]),
                          base_high.eq(f["sram_base"][aw + 1:].any())]
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
