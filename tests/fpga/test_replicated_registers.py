@@ -25,7 +25,7 @@ def flops_per_lane(cfg) -> int:
     the pipe's write address, the acc LOAD's write enable and address, the two read
     addresses;
     the ALU's use_imm, its immediate shift (flag, direction, distance), v_sum, w_sum,
-    is_min, the five stage-6 selects, relu and is-MUL."""
+    is_max, the four stage-6 selects, stage 8's SAT and relu flags, and is-MUL."""
     forward = (FORWARD_DEPTH - 1) + 3
     alu = 1 + 2 + cfg.shift_bits + 3 + 5 + 2
     acc_ports = 1 + cfg.addr_bits("acc") + (1 + cfg.addr_bits("acc")) + 2 * cfg.addr_bits("acc")
