@@ -227,7 +227,7 @@ class AluStages:
             vw = Signal(signed(bits), name=f"alu_vw_{k}")
             m.d.comb += vw.eq(Mux(passes_v | (minmax & r["cmp"]), v, 0)
                               | Mux(takes_w | (minmax & ~r["cmp"]), w, 0))
-            shifted = Mux(r["left"], (v << coarse)[:bits], v >> coarse)
+            shifted = _shifted(v, r["left"], coarse, bits)
             self.lane7.append({
                 "vw": self._reg(signed(bits), f"alu7_vw_{k}", enable, vw),
                 "coarse": self._reg(signed(bits), f"alu7_coarse_{k}", enable, shifted),
@@ -249,7 +249,7 @@ class AluStages:
         self.row8 = []
         for k, r in enumerate(self.lane7):
             x, fine = r["coarse"], r["fine"]
-            shifted = Mux(r["left"], (x << fine)[:bits], x >> fine)
+            shifted = _shifted(x, r["left"], fine, bits)
             lane = Signal(signed(bits), name=f"alu_lane_{k}")
             m.d.comb += lane.eq(r["vw"] | Mux(r["shifts"], shifted, 0))
             self.row8.append(self._reg(signed(bits), f"alu8_{k}", enable, lane))
@@ -307,3 +307,8 @@ class AluStages:
                 self.m.d.sync += out[k].eq(Mux(self.mul9[k], self.product9[k],
                                                self.lane9[lane]))
         return row
+
+
+def _shifted(x, left, distance, bits: int):
+    """``x`` shifted left (kept to ``bits``) or arithmetically right by ``distance``."""
+    return Mux(left, (x << distance)[:bits], x >> distance)

@@ -212,8 +212,9 @@ class AxiMaster(wiring.Component):
         for i, client in enumerate(clients):
             m.submodules[f"resp_slice_{i}"] = cs = FifoSlice(bus_bits, depth=RESPONSE_DEPTH)
             sent, popped = Signal(name=f"r_dispatch_{i}"), Signal(name=f"r_popped_{i}")
-            m.d.sync += [sent.eq(fire & (head == i)), popped.eq(cs.o_valid & cs.o_ready),
-                         credits[i].eq(credits[i] - (fire & (head == i)) + popped)]
+            ours = fire & (head == i)
+            m.d.sync += [sent.eq(ours), popped.eq(cs.o_valid & cs.o_ready),
+                         credits[i].eq(credits[i] - ours + popped)]
             m.d.comb += [
                 cs.i_data.eq(beat),
                 cs.i_valid.eq(sent),
