@@ -20,7 +20,7 @@ from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
 
 from .channel_slices import FifoSlice
 from .dma_reader import log2
-from .fetch_check import QUEUES, FetchCheck
+from .fetch_check import DECODE_BITS, FetchCheck
 from .interfaces import ADDR_BITS, ReadClientSignature, insn_stream
 from .isa_layout import isa_layouts
 
@@ -28,7 +28,6 @@ CHUNK = 8            # instructions per read request
 BUFFER_DEPTH = 16    # instructions fetched and not yet dispatched
 QUEUE_DEPTH = 8      # per-module instruction queues
 COUNT_BITS = 32
-FLAG_BITS = 2 * len(QUEUES)  # each entry's token pops and pushes (hw/fetch_check.py)
 
 
 class Fetch(wiring.Component):
@@ -48,17 +47,19 @@ class Fetch(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        # Registered output, and each entry carries its destination (decoded on the way
-        # in), so the dispatch decision starts from flip-flops (an ECP5 critical path).
-        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(width=INSN_BITS + 2 + FLAG_BITS,
-                                                             depth=BUFFER_DEPTH)
-        buffer_in = Signal(INSN_BITS)
+        # Registered output, and each entry carries its destination and its checks
+        # (decoded on the way in), so the dispatch decision and the drop start from
+        # flip-flops (ECP5 critical paths).
+        m.submodules.buffer = buffer = fifo.SyncFIFOBuffered(
+            width=INSN_BITS + 2 + DECODE_BITS, depth=BUFFER_DEPTH)
+        buffer_in, unpacked = Signal(INSN_BITS), Signal()
         reserved = Signal(range(BUFFER_DEPTH + 1))
         remaining = Signal(COUNT_BITS)
         requested = Signal(range(CHUNK + 1))
         chunk_start = self._issuer(m, reserved, remaining, requested)
-        self._unpacker(m, buffer, buffer_in, chunk_start, requested)
-        moved = self._dispatcher(m, buffer, buffer_in)
+        self._unpacker(m, buffer, buffer_in, unpacked, chunk_start, requested)
+        self._decoder(m, buffer, buffer_in, unpacked)
+        moved = self._dispatcher(m, buffer)
         # a moved instruction frees its slot a cycle later (``reserved`` over-counts for a
         # cycle, never under): the FIFOs' handshakes stay out of the reservation's adder
         moved_q = Signal()
@@ -98,7 +99,7 @@ class Fetch(wiring.Component):
             m.d.sync += [remaining.eq(0), requested.eq(0)]
         return addr
 
-    def _unpacker(self, m, buffer, buffer_in, chunk_addr, requested):
+    def _unpacker(self, m, buffer, buffer_in, unpacked, chunk_addr, requested):
         cfg, resp = self.cfg, self.dma.resp
         if cfg.bus_bytes <= INSN_BYTES:
             per_insn = INSN_BYTES // cfg.bus_bytes
@@ -109,7 +110,7 @@ class Fetch(wiring.Component):
                 resp.ready.eq(buffer.w_rdy),
                 buffer_in.eq(Cat(parts[:INSN_BITS - cfg.bus_bits], resp.payload)
                                   if per_insn > 1 else resp.payload),
-                buffer.w_en.eq(resp.valid & last),
+                unpacked.eq(resp.valid & last),
             ]
             with m.If(resp.valid & resp.ready):
                 if per_insn > 1:
@@ -133,7 +134,7 @@ class Fetch(wiring.Component):
         m.d.comb += [
             slot.eq(Mux(index == 0, first_slot, slot_reg)),
             take.eq(resp.valid & chunks.r_rdy & buffer.w_rdy),
-            buffer.w_en.eq(take),
+            unpacked.eq(take),
             buffer_in.eq(resp.payload.word_select(slot, INSN_BITS)),
             resp.ready.eq(take & ((slot == per_beat - 1) | chunk_last)),
             chunks.r_en.eq(take & chunk_last),
@@ -141,14 +142,20 @@ class Fetch(wiring.Component):
         with m.If(take):
             m.d.sync += [slot_reg.eq(slot + 1), index.eq(Mux(chunk_last, 0, index + 1))]
 
-    def _dispatcher(self, m, buffer, buffer_in) -> Signal:
-        lay = isa_layouts(self.cfg)
-        incoming = data.View(lay.mem, buffer_in)
+    def _decoder(self, m, buffer, buffer_in, unpacked) -> None:
+        """Each unpacked instruction and its decode reach the buffer a cycle later, from
+        registers: the decode's compares end at flip-flops, not at the buffer's LUT-RAM
+        write. The buffer has room for it: its slot was reserved with the request
+        (``reserved`` counts it), and ``buffer.w_rdy`` gated the unpacking."""
+        incoming = data.View(isa_layouts(self.cfg).mem, buffer_in)
         to_load = (incoming.opcode == Opcode.LOAD) & ((incoming.memory_type == Mem.INP)
                                                       | (incoming.memory_type == Mem.WGT))
         to_store = incoming.opcode == Opcode.STORE
-        m.d.comb += buffer.w_data.eq(Cat(buffer_in, to_load, to_store,
-                                         FetchCheck.token_flags(self.cfg, buffer_in)))
+        m.d.sync += [buffer.w_en.eq(unpacked),
+                     buffer.w_data.eq(Cat(buffer_in, to_load, to_store,
+                                          FetchCheck.decode(self.cfg, buffer_in)))]
+
+    def _dispatcher(self, m, buffer) -> Signal:
         # A slice between the buffer and the queues: the buffer's read enable (the clock
         # enable of its 130 output flip-flops) comes from the slice's level register, not
         # from the chosen queue's room. ``moved`` (leaving the slice) frees the
@@ -159,7 +166,6 @@ class Fetch(wiring.Component):
                      slice_.i_data.eq(Cat(buffer.r_data[:INSN_BITS + 2], check.drop)),
                      buffer.r_en.eq(slice_.i_ready),
                      check.start.eq(self.start), check.insn_count.eq(self.insn_count),
-                     check.insn.eq(buffer.r_data[:INSN_BITS]),
                      check.flags.eq(buffer.r_data[INSN_BITS + 2:]),
                      check.enter.eq(buffer.r_rdy & slice_.i_ready),
                      self.aborted.eq(check.aborted), self.error_code.eq(check.latched),

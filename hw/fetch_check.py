@@ -1,14 +1,15 @@
 """The fetch unit's program-order checks (spec/legality.py, in the same order).
 
 Each instruction is checked as it enters the dispatch slice (``enter``), in program order,
-from the buffer's registered output: its encoding, its module's dependency flags, its
-2-D stride and micro-op range, and the tokens it pops and pushes against counts of the
-queues *in program order* (four small counters: a pop of a queue no earlier instruction
-pushed into is the deadlock it would cause, found before anything waits). The first
-failing instruction's code and program index are latched (``latched``, ``index``) and it
-and every later instruction are dropped (``drop``); ``aborted`` then ends the run once the
-modules have finished the instructions before it. ``start`` clears everything. (``index``
-counts from -1: after a run it is the last instruction checked, the failing one.)
+from flags decoded and registered on its way into the buffer (:meth:`FetchCheck.decode`):
+its encoding, its module's dependency flags, its 2-D stride and micro-op range, and the
+tokens it pops and pushes against counts of the queues *in program order* (four small
+counters: a pop of a queue no earlier instruction pushed into is the deadlock it would
+cause, found before anything waits). The first failing instruction's code and program
+index are latched (``latched``, ``index``) and it and every later instruction are dropped
+(``drop``); ``aborted`` then ends the run once the modules have finished the instructions
+before it. ``start`` clears everything. (``index`` counts from -1: after a run it is the
+last instruction checked, the failing one.)
 """
 from __future__ import annotations
 
@@ -17,13 +18,17 @@ from amaranth.lib import data, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import INSN_BITS, LOOP_OPCODES, MAX_TOKENS, AluOp, Mem, Opcode
+from vtalab.spec.isa import LOOP_OPCODES, MAX_TOKENS, AluOp, Mem, Opcode
 from vtalab.spec.regs import ERROR_CODE_BITS, ErrorCode
 
 from .isa_layout import isa_layouts
 
 COUNT_BITS = 32
 QUEUES = ("l2c", "c2l", "c2s", "s2c")
+#: the checks that need only the instruction word, in ErrorCode order (:meth:`decode`)
+INSN_CODES = (ErrorCode.OPCODE, ErrorCode.MEMORY_TYPE, ErrorCode.ALU_OPCODE,
+              ErrorCode.TOKEN_FLAG, ErrorCode.STRIDE, ErrorCode.UOP_RANGE)
+DECODE_BITS = 2 * len(QUEUES) + len(INSN_CODES) + 1
 
 
 class FetchCheck(wiring.Component):
@@ -31,10 +36,10 @@ class FetchCheck(wiring.Component):
         self.cfg = cfg
         super().__init__({
             "start": In(1), "insn_count": In(COUNT_BITS),
-            "insn": In(INSN_BITS), "enter": In(1),
-            # the instruction's pops and pushes per queue, decoded when it was buffered
-            # (:meth:`token_flags`): the counters' adders start from flip-flops
-            "flags": In(2 * len(QUEUES)),
+            "enter": In(1),
+            # the instruction's decode, registered on its way into the buffer
+            # (:meth:`decode`): the counters' adders and the drop start from flip-flops
+            "flags": In(DECODE_BITS),
             "code": Out(ERROR_CODE_BITS),          # this instruction's, combinational
             "drop": Out(1),
             "aborted": Out(1), "latched": Out(ERROR_CODE_BITS), "index": Out(COUNT_BITS),
@@ -42,36 +47,23 @@ class FetchCheck(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        lay = isa_layouts(self.cfg)
-        mem, gemm, alu = (data.View(v, self.insn) for v in (lay.mem, lay.gemm, lay.alu))
-        last = self._last(m)
-        route = self._route(mem)
         count = len(QUEUES)
         pops = dict(zip(QUEUES, self.flags[:count]))
-        pushes = dict(zip(QUEUES, self.flags[count:]))
-        token_codes = self._tokens(m, mem, pops, pushes)
-        op = mem.opcode
-        is_mem = (op == Opcode.LOAD) | (op == Opcode.STORE)
+        pushes = dict(zip(QUEUES, self.flags[count:2 * count]))
+        insn_bad = self.flags[2 * count:2 * count + len(INSN_CODES)]
+        finish = self.flags[-1]
+        last = self._last(m)
         finish_seen = self._finish_seen = Signal()
         conditions = [                     # in ErrorCode order: the first true one counts
             (ErrorCode.AFTER_FINISH, finish_seen),
-            (ErrorCode.OPCODE, op > max(Opcode)),
-            (ErrorCode.MEMORY_TYPE, ((op == Opcode.LOAD) & (mem.memory_type > Mem.ACC))
-             | ((op == Opcode.STORE) & (mem.memory_type != Mem.OUT))),
-            (ErrorCode.ALU_OPCODE, (op == Opcode.ALU) & (alu.alu_opcode > max(AluOp))),
-            (ErrorCode.TOKEN_FLAG, (route["load"] & (mem.pop_prev | mem.push_prev))
-             | (route["store"] & (mem.pop_next | mem.push_next))),
-            (ErrorCode.STRIDE, is_mem & (mem.memory_type != Mem.UOP) & (mem.y_size > 1)
-             & (mem.x_stride < mem.x_size)),
-            (ErrorCode.UOP_RANGE, op.matches(*LOOP_OPCODES)
-             & (gemm.uop_end > self.cfg.uop_depth)),
-            *token_codes,
-            (ErrorCode.NO_FINISH, last & (op != Opcode.FINISH)),
+            *zip(INSN_CODES, insn_bad),
+            *self._tokens(m, finish, pops, pushes),
+            (ErrorCode.NO_FINISH, last & ~finish),
         ]
         for code, condition in reversed(conditions):
             with m.If(condition):
                 m.d.comb += self.code.eq(code)
-        self._latch(m, Cat(*(c for _, c in conditions)).any(), op == Opcode.FINISH)
+        self._latch(m, Cat(*(c for _, c in conditions)).any(), finish)
         return m
 
     def _latch(self, m, bad, finish) -> None:
@@ -115,19 +107,36 @@ class FetchCheck(wiring.Component):
         return {"load": load, "store": store, "compute": ~load & ~store}
 
     @classmethod
-    def token_flags(cls, cfg: Config, insn):
-        """The ``flags`` input for instruction word ``insn``: per queue (QUEUES order)
-        whether it pops it, then whether it pushes it (spec.isa.FLAG_QUEUES)."""
-        mem = data.View(isa_layouts(cfg).mem, insn)
+    def decode(cls, cfg: Config, insn):
+        """The ``flags`` input for instruction word ``insn`` (DECODE_BITS): per queue
+        (QUEUES order) whether it pops it, then whether it pushes it
+        (spec.isa.FLAG_QUEUES); then the checks of the word alone (INSN_CODES order);
+        then whether it is FINISH."""
+        lay = isa_layouts(cfg)
+        mem, gemm, alu = (data.View(v, insn) for v in (lay.mem, lay.gemm, lay.alu))
         route = cls._route(mem)
         load, compute, store = route["load"], route["compute"], route["store"]
         pops = {"l2c": compute & mem.pop_prev, "s2c": compute & mem.pop_next,
                 "c2l": load & mem.pop_next, "c2s": store & mem.pop_prev}
         pushes = {"l2c": load & mem.push_next, "c2l": compute & mem.push_prev,
                   "c2s": compute & mem.push_next, "s2c": store & mem.push_prev}
-        return Cat(*(pops[q] for q in QUEUES), *(pushes[q] for q in QUEUES))
+        op = mem.opcode
+        is_mem = (op == Opcode.LOAD) | (op == Opcode.STORE)
+        checks = {
+            ErrorCode.OPCODE: op > max(Opcode),
+            ErrorCode.MEMORY_TYPE: ((op == Opcode.LOAD) & (mem.memory_type > Mem.ACC))
+            | ((op == Opcode.STORE) & (mem.memory_type != Mem.OUT)),
+            ErrorCode.ALU_OPCODE: (op == Opcode.ALU) & (alu.alu_opcode > max(AluOp)),
+            ErrorCode.TOKEN_FLAG: (load & (mem.pop_prev | mem.push_prev))
+            | (store & (mem.pop_next | mem.push_next)),
+            ErrorCode.STRIDE: is_mem & (mem.memory_type != Mem.UOP) & (mem.y_size > 1)
+            & (mem.x_stride < mem.x_size),
+            ErrorCode.UOP_RANGE: op.matches(*LOOP_OPCODES) & (gemm.uop_end > cfg.uop_depth),
+        }
+        return Cat(*(pops[q] for q in QUEUES), *(pushes[q] for q in QUEUES),
+                   *(checks[c] for c in INSN_CODES), op == Opcode.FINISH)
 
-    def _tokens(self, m, mem, pops, pushes) -> list:
+    def _tokens(self, m, finish, pops, pushes) -> list:
         """Program-order token counts (with registered zero / one / full flags, so the
         checks are gates on flip-flops) and the three token conditions."""
         empty, full, left = [], [], []
@@ -144,7 +153,6 @@ class FetchCheck(wiring.Component):
             full.append(pushes[q] & top)
             # left after this instruction: pushed, or popped from more than one, or held
             left.append(pushes[q] | (pops[q] & ~one) | (~pops[q] & ~zero))
-        finish = mem.opcode == Opcode.FINISH
         return [(ErrorCode.TOKEN_EMPTY, _any(empty)), (ErrorCode.TOKEN_FULL, _any(full)),
                 (ErrorCode.TOKEN_LEFT, finish & _any(left))]
 
