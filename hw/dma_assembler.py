@@ -9,12 +9,12 @@
 - Entries of ``BEAT_STAGE_BEATS`` beats or more (the wgt and acc entries of every preset)
   are as wide as a whole row of block RAMs, so their registers spread over the die. The
   beat is registered once more first (``DMA_BEAT_STAGE``: a cycle more per LOAD), in a
-  copy per ``REGION_BEATS`` beats of the entry, and each group of head and entry
-  registers loads from its own copy with an enable made of its copy's flip-flops: two
-  half-length hops instead of one route from the response FIFO to the far end of the
-  row. The next entry's last beat leaves the FIFO once the entry before is taken; it
-  cannot meet one still landing, and with three beats or more per entry the staging
-  costs no beat cycle.
+  copy per region of the entry (the beats of one SRAM slice where the buffer is sliced,
+  else ``REGION_BEATS``), and each group of head and entry registers loads from its own
+  copy with an enable made of its copy's flip-flops: two half-length hops instead of one
+  route from the response FIFO to the far end of the row. The next entry's last beat
+  leaves the FIFO once the entry before is taken; it cannot meet one still landing, and
+  with three beats or more per entry the staging costs no beat cycle.
 """
 from __future__ import annotations
 
@@ -31,8 +31,9 @@ REGION_BEATS = 4
 
 
 def assembled_entries(m: Module, platform, cfg: Config, resp, entry_bytes: int, take,
-                      entry_valid) -> Signal:
-    """The entry the writer takes (when ``take``); ``entry_valid`` is driven here."""
+                      entry_valid, slices: int = 1) -> Signal:
+    """The entry the writer takes (when ``take``); ``entry_valid`` is driven here.
+    ``slices``: the SRAM slices the writer writes (their block RAMs apart on the die)."""
     per_entry = entry_bytes // cfg.bus_bytes
     if per_entry == 1:
         m.submodules.beats = beats = FifoSlice(cfg.bus_bits)
@@ -42,7 +43,17 @@ def assembled_entries(m: Module, platform, cfg: Config, resp, entry_bytes: int, 
         return beats.o_data
     if per_entry < BEAT_STAGE_BEATS:
         return _direct(m, platform, cfg, resp, per_entry, take, entry_valid)
-    return _staged(m, platform, cfg, resp, per_entry, take, entry_valid)
+    return _staged(m, platform, cfg, resp, per_entry, take, entry_valid,
+                   region_beats(per_entry, slices))
+
+
+def region_beats(per_entry: int, slices: int) -> int:
+    """Beats per region of a staged entry: a slice's beats (or one beat, where slices are
+    narrower than a beat) when the slices split the entry at beat boundaries, so each
+    region's registers sit beside the block RAMs they write; else REGION_BEATS."""
+    if slices > 1 and (per_entry % slices == 0 or slices % per_entry == 0):
+        return max(1, per_entry // slices)
+    return REGION_BEATS
 
 
 def _next_slot(m: Module, per_entry: int, beat):
@@ -78,7 +89,7 @@ def _direct(m, platform, cfg, resp, per_entry, take, entry_valid) -> Signal:
     return entry
 
 
-def _staged(m, platform, cfg, resp, per_entry, take, entry_valid) -> Signal:
+def _staged(m, platform, cfg, resp, per_entry, take, entry_valid, per_region) -> Signal:
     bus = cfg.bus_bits
     entry, have, landing = Signal(per_entry * bus), Signal(), Signal()
     head = Signal(bus * (per_entry - 1))
@@ -90,12 +101,12 @@ def _staged(m, platform, cfg, resp, per_entry, take, entry_valid) -> Signal:
                  payload.eq(resp.payload), entry_valid.eq(have)]
     # a last beat taken now lands in the entry next cycle; the entry is whole after that
     m.d.sync += [landing.eq(beat & at_last), have.eq(landing | (have & ~take))]
-    regions = -(-per_entry // REGION_BEATS)
+    regions = -(-per_entry // per_region)
     beats = replicated_register(m, platform, beat, regions, "beat_q")
     slots = replicated_register(m, platform, slot, regions, "beat_slot", reset=False)
     words = replicated_register(m, platform, payload, regions, "beat_data", reset=False)
     for j in range(per_entry):
-        r = j // REGION_BEATS
+        r = j // per_region
         bits = slice(j * bus, (j + 1) * bus)
         if j < per_entry - 1:
             with m.If(beats[r] & slots[r][j]):

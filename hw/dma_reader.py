@@ -24,7 +24,7 @@ from vtalab.spec.isa import INSN_BITS
 from .dma_assembler import assembled_entries
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
-from .registers import register_copies
+from .registers import register_copies, replicated_register, replicates
 from .sram import entry_bits, write_signature
 
 PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -162,7 +162,7 @@ class DmaReader(wiring.Component):
         # (with a reset: a reset-less data register takes ``pad`` as its synchronous
         # reset, one flip-flop's route to hundreds of LSR pins)
         m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
-                     self.write.data.eq(Mux(pad, 0, entry)),
+                     self.write.data.eq(self._zeroed(m, platform, entry, pad, nxt)),
                      self.overflow.eq(advance & (sram_addr[aw] | base_high))]
         if self.write_copy_count:
             copies = register_copies(m, platform, Cat(self.write.en, self.write.addr),
@@ -204,6 +204,21 @@ class DmaReader(wiring.Component):
         m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
         return writing
 
+    def _zeroed(self, m: Module, platform, entry, pad, flags_next):
+        """The SRAM write's data: the entry, or zeros for a pad entry (a buffer without
+        padding never has one). Where the write is copied per SRAM slice, each slice's
+        data has its own copy of the pad flag (loading what ``pad`` loads: ~(all four
+        flags) after the step), not one flip-flop routed to every slice."""
+        n = self.write_copy_count
+        if not self.pad:
+            return entry
+        if n <= 1 or not replicates(platform):
+            return Mux(pad, 0, entry)
+        fills = replicated_register(m, platform, ~_outside(flags_next), n, "fill")
+        bits = len(entry) // n
+        return Cat(*(Mux(fill, entry[k * bits:(k + 1) * bits], 0)
+                     for k, fill in enumerate(fills)))
+
     def _unpacker(self, m: Module, platform, f: dict, first_next, last_next):
         """(entry, entry_valid, take): entries of the data rows, in order. The row
         first/last flags are registered from the writer's tests of its next column
@@ -216,7 +231,8 @@ class DmaReader(wiring.Component):
         entry_valid = Signal()
         if ebytes >= cfg.bus_bytes:
             return assembled_entries(m, platform, cfg, self.dma.resp, ebytes, take,
-                                     entry_valid), entry_valid, take
+                                     entry_valid, max(1, self.write_copy_count)
+                                     ), entry_valid, take
         # Narrow entries: several per beat; each data row starts at its DRAM offset.
         per_beat = cfg.bus_bytes // ebytes
         log_e, log_b = log2(ebytes), log2(cfg.bus_bytes)

@@ -9,9 +9,10 @@ from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 
 from vtalab.hw.core import Core
-from vtalab.hw.dma_assembler import REGION_BEATS
-from vtalab.hw.forward import FORWARD_DEPTH
+from vtalab.hw.dma_assembler import region_beats
+from vtalab.hw.forward import FORWARD_DEPTH, acc_lane_groups
 from vtalab.hw.registers import replicated_register
+from vtalab.hw.sram import wgt_lane_groups
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
 from vtalab.spec.timing import BEAT_STAGE_BEATS, WRITE_STAGE
@@ -22,27 +23,31 @@ from .test_ecp5_dsp import Ecp5, _cells
 def flops_per_lane(cfg) -> int:
     """The older results' one-hot selects, "none", the overwrite, the newest result's
     select; the accumulate stage's ALU / reset choice; the accumulator write's select,
-    the pipe's write address, the acc LOAD's write enable and address, the two read
-    addresses;
+    the pipe's write address, the acc LOAD's write enable, address and pad flag, the two
+    read addresses;
     the ALU's use_imm, its immediate shift (flag, direction, distance), v_sum, w_sum,
     is_max, the four stage-6 selects, stage 8's SAT and relu flags, and is-MUL."""
     forward = (FORWARD_DEPTH - 1) + 3
     alu = 1 + 2 + cfg.shift_bits + 3 + 5 + 2
-    acc_ports = 1 + cfg.addr_bits("acc") + (1 + cfg.addr_bits("acc")) + 2 * cfg.addr_bits("acc")
+    acc_load = 1 + cfg.addr_bits("acc") + 1
+    acc_ports = 1 + cfg.addr_bits("acc") + acc_load + 2 * cfg.addr_bits("acc")
     return forward + 2 + acc_ports + alu
 
 
-def _assembler_copies(cfg) -> dict:
+def _assembler_copies(cfg, platform) -> dict:
     """Flip-flops of the DMA assemblers' copies (hw/dma_assembler.py): ``have`` per bus beat
-    of each two-beat entry; per region of REGION_BEATS beats of a longer entry (wgt 8 and
-    acc 4 beats here) the staged beat's valid (reset), slot and data (not reset)."""
+    of each two-beat entry; per region of a longer entry (wgt 8 and acc 4 beats here; a
+    region per SRAM slice where the slices split the entry at beats) the staged beat's
+    valid (reset), slot and data (not reset)."""
     copies = {"have": 0, "beat_q": 0, "beat_slot": 0, "beat_data": 0}
+    slices = {"inp": 1, "wgt": wgt_lane_groups(cfg, platform),
+              "acc": acc_lane_groups(cfg, platform)}
     for buffer in ("inp", "wgt", "acc"):
         beats = cfg.entry_bytes(buffer) // cfg.bus_bytes
         if beats == 2:
             copies["have"] += beats
         elif beats >= BEAT_STAGE_BEATS:
-            regions = -(-beats // REGION_BEATS)
+            regions = -(-beats // region_beats(beats, slices[buffer]))
             copies["beat_q"] += regions
             copies["beat_slot"] += regions * beats
             copies["beat_data"] += regions * cfg.bus_bits
@@ -59,7 +64,7 @@ def _operand_copy_bits(cfg) -> int:
 def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     cfg = preset("tiny")
     cells = _cells(rtlil.convert(Core(cfg), platform=Ecp5()), "TRELLIS_FF")
-    want = _assembler_copies(cfg)
+    want = _assembler_copies(cfg, Ecp5())
     assembler = {name: [c for c in cells if c.startswith(f"\\TRELLIS_FF \\{name}_")]
                  for name in want}
     assert {name: len(found) for name, found in assembler.items()} == want

@@ -23,19 +23,20 @@ def _copies_platform():
     return SimpleNamespace(vtalab_lane_groups=True)
 
 
-def _build(per_entry: int, platform):
+def _build(per_entry: int, platform, slices: int = 1):
     cfg = Config.from_dict(dict(preset("tiny").hardware_dict(), bus_bits=BUS))
     resp = SimpleNamespace(valid=Signal(), ready=Signal(), payload=Signal(BUS))
     take, entry_valid = Signal(), Signal()
     m = Module()
-    entry = assembled_entries(m, platform, cfg, resp, per_entry * BUS // 8, take, entry_valid)
+    entry = assembled_entries(m, platform, cfg, resp, per_entry * BUS // 8, take, entry_valid,
+                              slices)
     return m, resp, take, entry_valid, entry
 
 
-def _run(per_entry, platform, cycles, offer, taking):
+def _run(per_entry, platform, cycles, offer, taking, slices=1):
     """Beats numbered 1, 2, ... offered when ``offer(rng)``; entry_valid taken when
     ``taking(rng)``. Returns (entries taken as beat lists, cycle of each take)."""
-    m, resp, take, entry_valid, entry = _build(per_entry, platform)
+    m, resp, take, entry_valid, entry = _build(per_entry, platform, slices)
     taken, when = [], []
 
     async def bench(ctx):
@@ -60,22 +61,25 @@ def _run(per_entry, platform, cycles, offer, taking):
 
 
 @pytest.mark.parametrize("per_entry", [1, 2, 3, 4, 5, 8, 16])
-@pytest.mark.parametrize("copies", [False, True])
+@pytest.mark.parametrize("copies,slices", [(False, 1), (True, 1), (True, 8)])
 def test_entries_come_whole_and_in_order_under_random_valid_and_long_holds(per_entry,
-                                                                            copies):
+                                                                            copies, slices):
+    """``slices`` = 8: a region per SRAM slice (16 beats: 2 each; 4 and 8: one beat each;
+    3 and 5 do not split at beats: REGION_BEATS)."""
     def holding(rng):                  # mostly at once, sometimes held for pads
         return rng.random() < (0.9 if rng.random() < 0.7 else 0.05)
     taken, _ = _run(per_entry, _copies_platform() if copies else None, 1500,
-                    lambda rng: rng.random() < 0.6, holding)
+                    lambda rng: rng.random() < 0.6, holding, slices)
     want = [list(range(1 + k * per_entry, 1 + (k + 1) * per_entry)) for k in range(len(taken))]
     assert taken == want
     assert len(taken) * per_entry > 150          # both sides exercised
 
 
 @pytest.mark.parametrize("per_entry", [3, 4, 8, 16])
-def test_the_staged_form_keeps_one_beat_per_cycle(per_entry):
+@pytest.mark.parametrize("slices", [1, 8])
+def test_the_staged_form_keeps_one_beat_per_cycle(per_entry, slices):
     taken, when = _run(per_entry, _copies_platform(), 40 * per_entry,
-                       lambda rng: True, lambda rng: True)
+                       lambda rng: True, lambda rng: True, slices)
     assert per_entry >= BEAT_STAGE_BEATS
     # the first entry whole after its beats, the unpack register and the stage; then one
     # entry per per_entry cycles
