@@ -56,18 +56,20 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
         with m.If(gemm[s - 1]):
             m.d.sync += rows[s].eq(rows[s - 1])
     # stage A-3: the older results' dst compared (from stage 3 on every micro-op moves
-    # one stage per cycle, so the micro-op d ahead is still d ahead a cycle later)
-    hits = []
-    for d in range(2, FORWARD_DEPTH + 1):
-        hits.append(Signal(name=f"fwd{a - 2}_hit_{d}"))
-        m.d.sync += hits[-1].eq(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]))
-
-    def copies(value, name):
-        return replicated_register(m, platform, value, groups, name)
+    # one stage per cycle, so the micro-op d ahead is still d ahead a cycle later), each
+    # match registered per lane group: the selects' inputs sit beside their group too
+    def copies(value, name, count=groups):
+        return replicated_register(m, platform, value, count, name)
+    hits = [copies(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]), f"fwd{a - 2}_hit_{d}")
+            for d in range(2, FORWARD_DEPTH + 1)]
     # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
-    sels = [(d, copies(hits[k] & ~any_of(hits[:k]), f"fwd{a - 1}_{d}"))
-            for k, d in enumerate(range(2, FORWARD_DEPTH + 1))]
-    none = copies(~any_of(hits), f"fwd{a - 1}_none")
+    sels, none = [[] for _ in hits], []
+    for g in range(groups):
+        group_hits = [hit[g] for hit in hits]
+        for k, d in enumerate(range(2, FORWARD_DEPTH + 1)):
+            sels[k] += copies(group_hits[k] & ~any_of(group_hits[:k]), f"fwd{a - 1}_{d}_{g}", 1)
+        none += copies(~any_of(group_hits), f"fwd{a - 1}_none_{g}", 1)
+    sels = list(zip(range(2, FORWARD_DEPTH + 1), sels))
     overwrite = copies(op[a - 2].overwrite, f"overwrite{a - 1}")    # op[A-1]'s
     # stage A-1: the newest result's select for A; the older ones forwarded. Its match
     # is registered once a stage earlier (A-1 and A-2 move on every cycle, so that pair is

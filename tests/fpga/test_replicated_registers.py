@@ -21,13 +21,13 @@ from .test_ecp5_dsp import Ecp5, _cells
 
 
 def flops_per_lane(cfg) -> int:
-    """The older results' one-hot selects, "none", the overwrite, the newest result's
-    select; the accumulate stage's ALU / reset choice; the accumulator write's select,
+    """The older results' matches and one-hot selects, "none", the overwrite, the newest
+    result's select; the accumulate stage's ALU / reset choice; the accumulator write's select,
     the pipe's write address, the acc LOAD's write enable, address and pad flag, the two
     read addresses;
     the ALU's use_imm, its immediate shift (flag, direction, distance), v_sum, w_sum,
     is_max, the four stage-6 selects, stage 8's SAT and relu flags, and is-MUL."""
-    forward = (FORWARD_DEPTH - 1) + 3
+    forward = 2 * (FORWARD_DEPTH - 1) + 3
     alu = 1 + 2 + cfg.shift_bits + 3 + 5 + 2
     acc_load = 1 + cfg.addr_bits("acc") + 1
     acc_ports = 1 + cfg.addr_bits("acc") + acc_load + 2 * cfg.addr_bits("acc")
