@@ -6,10 +6,11 @@ with bit 0 set; RO registers show a status input (``status_<bit>`` for STATUS,
 the instruction indices of the units' errors). Counters clear on START and count while
 ``running``; each has an increment input ``inc_<name>`` (1 bit, wider for byte counts).
 
-The counters take ``start``, ``running`` and the increments through a register of their own
-first (they come from all over the core, and ``start`` fans out to every counter bit), so a
-counter clears a cycle after START and adds each cycle's increments a cycle later: the
-totals are the same, and the host reads them after the run.
+The counters take ``start``, ``running`` and the increments through ``COUNTER_INPUT_STAGES``
+registers of their own first (they come from all over the core, and ``start`` fans out to
+every counter bit; two registers let the placer put one halfway), so a counter clears two
+cycles after START and adds each cycle's increments two cycles later: the totals are the
+same, and the host reads them after the run (a register read takes longer than that).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from vtalab.spec.regs import COUNTERS, REG_BYTES, REGISTERS, STATUS_BITS, Access
 from .interfaces import AxiLiteSignature
 
 COUNTER_BITS = 64
+COUNTER_INPUT_STAGES = 2
 OKAY = 0
 #: words per first-level read select (a LUT4 level handles 4 inputs: 8 is two levels)
 READ_GROUP = 8
@@ -80,12 +82,11 @@ class ControlRegs(wiring.Component):
         sources = {"status": status, "config_id": Const(self.cfg.config_id, 32)}
         sources.update({reg.name: getattr(self, f"value_{reg.name}")
                         for reg in value_registers()})
-        clear, counting = Signal(name="count_clear"), Signal(name="counting")
-        m.d.sync += [clear.eq(self.start), counting.eq(self.running)]
+        clear = _delayed(m, self.start, "count_clear")
+        counting = _delayed(m, self.running, "counting")
         for name in COUNTERS:
             counter = Signal(COUNTER_BITS, name=f"count_{name}")
-            inc = Signal.like(getattr(self, f"inc_{name}"), name=f"count_inc_{name}")
-            m.d.sync += inc.eq(getattr(self, f"inc_{name}"))
+            inc = _delayed(m, getattr(self, f"inc_{name}"), f"count_inc_{name}")
             with m.If(clear):
                 m.d.sync += counter.eq(0)
             with m.Elif(counting):
@@ -166,3 +167,12 @@ class ControlRegs(wiring.Component):
                 for g in groups:
                     with m.Case(g):
                         m.d.sync += bus.rdata.eq(picked[g])
+
+
+def _delayed(m: Module, value, name: str) -> Signal:
+    """``value`` through COUNTER_INPUT_STAGES registers."""
+    for stage in range(COUNTER_INPUT_STAGES):
+        reg = Signal.like(value, name=f"{name}_{stage}")
+        m.d.sync += reg.eq(value)
+        value = reg
+    return value
