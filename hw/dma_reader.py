@@ -145,13 +145,14 @@ class DmaReader(wiring.Component):
                          base_high.eq(f["sram_base"][aw + 1:].any())]
             with m.If(b["x"]["empty"] | b["y"]["empty"]):
                 m.d.sync += writing.eq(0)
-        col_last = col == b["x"]["last"]
+        advance = Signal()
+        at = _position_tests(m, col, row, b, advance)
+        col_last = at["col_last"]
         col_next = Signal.like(col)
         # whether the next column is the data row's first / last: the unpacker registers
         # them; equality tests of registers per case, not the next column's adder
         first_next, last_next = Signal(), Signal()
         entry, entry_valid, take = self._unpacker(m, platform, f, first_next, last_next)
-        advance = Signal()
         m.d.comb += [
             advance.eq(writing & ~first_cell & ~second_cell & ~third_cell
                        & (pad | entry_valid)),
@@ -174,11 +175,11 @@ class DmaReader(wiring.Component):
         stepped = {n: Signal(name=f"{n}_stepped") for n in names}
         with m.If(col_last):
             m.d.comb += [stepped["ge_x"].eq(b["x"]["ge0"]), stepped["lt_x"].eq(b["x"]["lt0"]),
-                         stepped["ge_y"].eq(flags["ge_y"] | (row == b["y"]["lo_m1"])),
-                         stepped["lt_y"].eq(flags["lt_y"] & (row != b["y"]["hi_m1"]))]
+                         stepped["ge_y"].eq(flags["ge_y"] | at["row_lo_m1"]),
+                         stepped["lt_y"].eq(flags["lt_y"] & ~at["row_hi_m1"])]
         with m.Else():
-            m.d.comb += [stepped["ge_x"].eq(flags["ge_x"] | (col == b["x"]["lo_m1"])),
-                         stepped["lt_x"].eq(flags["lt_x"] & (col != b["x"]["hi_m1"])),
+            m.d.comb += [stepped["ge_x"].eq(flags["ge_x"] | at["col_lo_m1"]),
+                         stepped["lt_x"].eq(flags["lt_x"] & ~at["col_hi_m1"]),
                          stepped["ge_y"].eq(flags["ge_y"]), stepped["lt_y"].eq(flags["lt_y"])]
         initial = {n: b[n[-1]][n[:2] + "0"] for n in names}
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
@@ -195,7 +196,7 @@ class DmaReader(wiring.Component):
                 m.d.sync += row.eq(row + 1)
                 m.d.comb += [col_next.eq(0), first_next.eq(b["x"]["ge0"]),
                              last_next.eq(b["x"]["hi_is_1"])]
-                with m.If(row == b["y"]["last"]):
+                with m.If(at["row_last"]):
                     m.d.sync += writing.eq(0)
             with m.Else():
                 m.d.comb += [col_next.eq(col + 1), first_next.eq(col == b["x"]["lo_m1"]),
@@ -291,6 +292,30 @@ def row_requests(m: Module, cfg: Config, entry_bytes: int, insn, f: dict, req, s
                                           else (next_low + span) >> log_b)]
     m.d.comb += req.payload.addr.eq(row_addr >> log_b << log_b)
     return req.valid
+
+
+def _position_tests(m: Module, col, row, b: dict, advance) -> dict:
+    """The writer's equality tests of its column and row against the bounds, each a
+    register (the padding flag's next value is then three LUT levels from flip-flops, not
+    three more of 17-bit compares): loaded with the test of the next position, from the
+    bound minus one after a step (col + 1 == K is col == K - 1), ``K == 0`` where the
+    column wraps, else the current position. Right from the cycle after the third setup
+    cycle on (the bounds are right in it), when the first entry can be written."""
+    tests = {"col_lo_m1": (col, b["x"]["lo_m1"]), "col_hi_m1": (col, b["x"]["hi_m1"]),
+             "col_last": (col, b["x"]["last"]), "row_lo_m1": (row, b["y"]["lo_m1"]),
+             "row_hi_m1": (row, b["y"]["hi_m1"]), "row_last": (row, b["y"]["last"])}
+    at = {name: Signal(name=f"at_{name}") for name in tests}
+    for name, (value, bound) in tests.items():
+        below = Signal.like(bound, name=f"{name}_below")
+        m.d.sync += below.eq(bound - 1)
+        if value is col:           # steps on every advance; to 0 after the row's last
+            is_zero = Signal(name=f"{name}_is_0")
+            m.d.sync += is_zero.eq(bound == 0)
+            step, stepped = advance, Mux(at["col_last"], is_zero, value == below)
+        else:                      # steps after the row's last column
+            step, stepped = advance & at["col_last"], value == below
+        m.d.sync += at[name].eq(Mux(step, stepped, value == bound))
+    return at
 
 
 def _outside(flags: dict):
