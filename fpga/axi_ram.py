@@ -12,6 +12,7 @@ from amaranth.lib import fifo, memory, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.hw.interfaces import AxiSignature
+from vtalab.hw.registers import register_copies, replicates
 from vtalab.hw.sram import COLLISION_ATTR
 
 from .errors import FpgaError
@@ -52,23 +53,42 @@ class AxiRam(wiring.Component):
         # token protocol keeps a program's DMA reads and writes of one buffer apart, and
         # host accesses wait for an idle bus): no bypass between the block RAMs and rdata_q,
         # so the board build moves rdata_q into them (fpga/bram_outreg.py).
-        m.submodules.mem = mem = memory.Memory(shape=unsigned(self.bus_bits), depth=self.words,
-                                               init=[], attrs={COLLISION_ATTR: "undefined"})
-        rport = mem.read_port()
-        wport = mem.write_port(granularity=8)
-        host_read_done = self._read_side(m, rport)
-        host_write_done = self._write_side(m, wport)
+        raddrs, rdata = self._read_ports(m, platform)
+        host_read_done = self._read_side(m, platform, raddrs, rdata)
+        host_write_done = self._write_side(m, platform)
         m.d.comb += self.host.done.eq(host_read_done | host_write_done)
         return m
 
-    def _read_side(self, m, rport):
+    def _lanes(self, platform) -> int:
+        """Byte-lane slices of the memory, each with its own copies of the read and write
+        addresses (beside its block RAMs; one address register drove all 32 of a 64 KiB
+        RAM): one per byte lane where flip-flops are copied (hw/registers.replicates:
+        the open flow), else one memory."""
+        return self.bus_bits // 8 if replicates(platform) else 1
+
+    def _read_ports(self, m, platform):
+        """(read address per slice, read data): the memory, one per byte-lane slice."""
+        lanes = self._lanes(platform)
+        self._wports, raddrs, datas = [], [], []
+        for k in range(lanes):
+            mem = memory.Memory(shape=unsigned(self.bus_bits // lanes), depth=self.words,
+                                init=[], attrs={COLLISION_ATTR: "undefined"})
+            m.submodules[f"mem_{k}" if lanes > 1 else "mem"] = mem
+            rport = mem.read_port()
+            m.d.comb += rport.en.eq(1)
+            raddrs.append(rport.addr)
+            datas.append(rport.data)
+            self._wports.append(mem.write_port(granularity=8 if lanes == 1 else None))
+        return raddrs, Cat(*datas)
+
+    def _read_side(self, m, platform, raddrs, rdata):
         """Reads run free: every block RAM reads ``addr`` every cycle (no read enable), its
         output is registered in ``rdata_q`` every cycle (on ECP5 boards the DP16KD's own
         output register, fpga/bram_outreg.py), and a burst's beats enter a FIFO that drives
         the R channel. A beat is read only while the FIFO has room for it and the beats in
         the two stages ahead of it, so nothing before the FIFO waits on RREADY: no clock
         enable spans the memory's block RAMs or the data registers. The read address is
-        always the ``addr`` register (a host read loads it first)."""
+        always the ``addr`` register (a host read loads it first), or its copies."""
         axi, host = self.axi, self.host
         m.submodules.rfifo = rfifo = fifo.SyncFIFOBuffered(width=self.bus_bits + 1,
                                                            depth=READ_FIFO_DEPTH)
@@ -81,17 +101,21 @@ class AxiRam(wiring.Component):
         m.d.comb += in_flight.eq(stages[0] + stages[1])
         issue = active & (rfifo.level + in_flight < READ_FIFO_DEPTH)
         m.d.comb += [axi.arready.eq(~active & (host_wait == 0)),
-                     rport.en.eq(1), rport.addr.eq(addr),
                      rfifo.w_en.eq(stages[1]), rfifo.w_data.eq(Cat(rdata_q, lasts[1])),
                      axi.rvalid.eq(rfifo.r_rdy), axi.rdata.eq(rfifo.r_data[:self.bus_bits]),
                      axi.rlast.eq(rfifo.r_data[self.bus_bits]), axi.rresp.eq(0),
                      rfifo.r_en.eq(axi.rready)]
-        m.d.sync += [rdata_q.eq(rport.data), stages.eq(Cat(issue, stages[0])),
+        m.d.sync += [rdata_q.eq(rdata), stages.eq(Cat(issue, stages[0])),
                      lasts.eq(Cat(issue & (left == 0), lasts[0]))]
+        addr_next = Signal.like(addr)
+        m.d.comb += addr_next.eq(addr)
+        m.d.sync += addr.eq(addr_next)
         with m.If(axi.arvalid & axi.arready):
-            m.d.sync += [active.eq(1), addr.eq(self._index(axi.araddr)), left.eq(axi.arlen)]
+            m.d.sync += [active.eq(1), left.eq(axi.arlen)]
+            m.d.comb += addr_next.eq(self._index(axi.araddr))
         with m.If(issue):
-            m.d.sync += [addr.eq(addr + 1), left.eq(left - 1)]
+            m.d.sync += left.eq(left - 1)
+            m.d.comb += addr_next.eq(addr + 1)
             with m.If(left == 0):
                 m.d.sync += active.eq(0)
         # Host reads use the port while no burst runs; done four cycles later.
@@ -101,15 +125,17 @@ class AxiRam(wiring.Component):
                  & (host_wait == 0))
         m.d.sync += host_wait.eq(Cat(start, host_wait[:3]))
         with m.If(start):
-            m.d.sync += [lane.eq(host.addr[2:self.lane_bits]),
-                         addr.eq(self._index(host.addr))]
+            m.d.sync += lane.eq(host.addr[2:self.lane_bits])
+            m.d.comb += addr_next.eq(self._index(host.addr))
+        copies = register_copies(m, platform, addr, addr_next, len(raddrs), "dram_raddr")
+        m.d.comb += [port_addr.eq(copy) for port_addr, copy in zip(raddrs, copies)]
         with m.If(host_wait[2]):
             m.d.sync += host_q.eq(rdata_q)
         words = [host_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
         return host_wait[3]
 
-    def _write_side(self, m, wport):
+    def _write_side(self, m, platform):
         axi, host = self.axi, self.host
         active, bpending = Signal(), Signal()
         addr = Signal(self.index_bits)
@@ -133,15 +159,21 @@ class AxiRam(wiring.Component):
         # enables, address and data pins take no multiplexer): a write burst's B response
         # and a host write's done come no earlier than that cycle, so no read issued after
         # either can miss it.
-        addr_q = Signal.like(wport.addr, reset_less=True)
-        data_q = Signal.like(wport.data, reset_less=True)
+        addr_q = Signal(self.index_bits, reset_less=True)
+        data_q = Signal(self.bus_bits, reset_less=True)
+        en_q = Signal(self.bus_bits // 8)
+        addr_in = Mux(active, addr, self._index(host.addr))
         m.d.sync += [
-            addr_q.eq(Mux(active, addr, self._index(host.addr))),
+            addr_q.eq(addr_in),
             data_q.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
-            wport.en.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0),
-                            Mux(host_write, host_strb, 0))),
+            en_q.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0), Mux(host_write, host_strb, 0))),
         ]
-        m.d.comb += [wport.addr.eq(addr_q), wport.data.eq(data_q)]
+        ports = self._wports
+        addrs = register_copies(m, platform, addr_q, addr_in, len(ports), "dram_waddr")
+        bits = self.bus_bits // len(ports)
+        for k, (port, port_addr) in enumerate(zip(ports, addrs)):
+            m.d.comb += [port.addr.eq(port_addr), port.data.eq(data_q[k * bits:(k + 1) * bits]),
+                         port.en.eq(en_q if len(ports) == 1 else en_q[k])]
         return host_write
 
 

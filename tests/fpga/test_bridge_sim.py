@@ -1,12 +1,13 @@
 """The open-flow board's host path in Amaranth's simulator: UART frames -> bridge ->
 control registers (hw.control) and the on-chip AXI DRAM, plus AXI bursts into the DRAM."""
 import struct
+from types import SimpleNamespace
 
 import pytest
 
 amaranth = pytest.importorskip("amaranth")
 
-from amaranth.hdl import Module  # noqa: E402
+from amaranth.hdl import Fragment, Module  # noqa: E402
 from amaranth.lib import wiring  # noqa: E402
 from amaranth.sim import Simulator  # noqa: E402
 
@@ -17,6 +18,9 @@ from vtalab.spec import preset  # noqa: E402
 from vtalab.spec.regs import register  # noqa: E402
 
 DIVISOR = 4
+#: None: one memory; the open flow's platform: a memory per byte lane, each with its own
+#: copies of the read and write addresses (fpga/axi_ram.py)
+PLATFORMS = [None, SimpleNamespace(vtalab_lane_groups=True)]
 
 
 class HostPath(wiring.Component):
@@ -59,14 +63,15 @@ async def transact(ctx, dut, cmd, addr, data=0):
     return struct.unpack("<I", reply)[0]
 
 
-def run(dut, bench):
-    sim = Simulator(dut)
+def run(dut, bench, platform=None):
+    sim = Simulator(Fragment.get(dut, platform))
     sim.add_clock(1e-6)
     sim.add_testbench(bench)
     sim.run()
 
 
-def test_uart_bridge_reaches_registers_and_memory():
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_uart_bridge_reaches_registers_and_memory(platform):
     cfg = preset("tiny")
     dut = HostPath(cfg)
     seen = {}
@@ -81,7 +86,7 @@ def test_uart_bridge_reaches_registers_and_memory():
         seen["mem"] = [await transact(ctx, dut, "R", a) for a in (0x44, 0x40)]
         seen["unknown"] = await transact(ctx, dut, "x", 0x40, 0)
 
-    run(dut, bench)
+    run(dut, bench, platform)
     assert seen["config_id"] == cfg.config_id
     assert seen["write"] == 0 and seen["mem_write"] == 0         # OKAY / done
     assert seen["unknown"] == 0xFFFF_FFFF
@@ -89,7 +94,8 @@ def test_uart_bridge_reaches_registers_and_memory():
     assert seen["mem"] == [0x5566_7788, 0x1122_3344]
 
 
-def test_axi_ram_burst_write_then_read_with_backpressure():
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_axi_ram_burst_write_then_read_with_backpressure(platform):
     ram = AxiRam(64, 1024)
     beats = [0x0101_0101_0101_0101 * (k + 1) for k in range(24)]
     got = []
@@ -126,6 +132,6 @@ def test_axi_ram_burst_write_then_read_with_backpressure():
             await ctx.tick()
             cycle += 1
 
-    run(ram, bench)
+    run(ram, bench, platform)
     assert [d for d, _ in got] == beats
     assert [last for _, last in got] == [0] * (len(beats) - 1) + [1]
