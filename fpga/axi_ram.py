@@ -53,9 +53,9 @@ class AxiRam(wiring.Component):
         # token protocol keeps a program's DMA reads and writes of one buffer apart, and
         # host accesses wait for an idle bus): no bypass between the block RAMs and rdata_q,
         # so the board build moves rdata_q into them (fpga/bram_outreg.py).
-        raddrs, rdata = self._read_ports(m, platform)
-        host_read_done = self._read_side(m, platform, raddrs, rdata)
-        host_write_done = self._write_side(m, platform)
+        rports, wports = self._memories(m, platform)
+        host_read_done = self._read_side(m, platform, rports)
+        host_write_done = self._write_side(m, platform, wports)
         m.d.comb += self.host.done.eq(host_read_done | host_write_done)
         return m
 
@@ -66,22 +66,19 @@ class AxiRam(wiring.Component):
         the open flow), else one memory."""
         return self.bus_bits // 8 if replicates(platform) else 1
 
-    def _read_ports(self, m, platform):
-        """(read address per slice, read data): the memory, one per byte-lane slice."""
+    def _memories(self, m, platform):
+        """(read ports, write ports): the memory, one per byte-lane slice."""
         lanes = self._lanes(platform)
-        self._wports, raddrs, datas = [], [], []
+        rports, wports = [], []
         for k in range(lanes):
             mem = memory.Memory(shape=unsigned(self.bus_bits // lanes), depth=self.words,
                                 init=[], attrs={COLLISION_ATTR: "undefined"})
             m.submodules[f"mem_{k}" if lanes > 1 else "mem"] = mem
-            rport = mem.read_port()
-            m.d.comb += rport.en.eq(1)
-            raddrs.append(rport.addr)
-            datas.append(rport.data)
-            self._wports.append(mem.write_port(granularity=8 if lanes == 1 else None))
-        return raddrs, Cat(*datas)
+            rports.append(mem.read_port())
+            wports.append(mem.write_port(granularity=8 if lanes == 1 else None))
+        return rports, wports
 
-    def _read_side(self, m, platform, raddrs, rdata):
+    def _read_side(self, m, platform, rports):
         """Reads run free: every block RAM reads ``addr`` every cycle (no read enable), its
         output is registered in ``rdata_q`` every cycle (on ECP5 boards the DP16KD's own
         output register, fpga/bram_outreg.py), and a burst's beats enter a FIFO that drives
@@ -105,7 +102,9 @@ class AxiRam(wiring.Component):
                      axi.rvalid.eq(rfifo.r_rdy), axi.rdata.eq(rfifo.r_data[:self.bus_bits]),
                      axi.rlast.eq(rfifo.r_data[self.bus_bits]), axi.rresp.eq(0),
                      rfifo.r_en.eq(axi.rready)]
-        m.d.sync += [rdata_q.eq(rdata), stages.eq(Cat(issue, stages[0])),
+        m.d.comb += [port.en.eq(1) for port in rports]
+        m.d.sync += [rdata_q.eq(Cat(*(port.data for port in rports))),
+                     stages.eq(Cat(issue, stages[0])),
                      lasts.eq(Cat(issue & (left == 0), lasts[0]))]
         addr_next = Signal.like(addr)
         m.d.comb += addr_next.eq(addr)
@@ -127,15 +126,15 @@ class AxiRam(wiring.Component):
         with m.If(start):
             m.d.sync += lane.eq(host.addr[2:self.lane_bits])
             m.d.comb += addr_next.eq(self._index(host.addr))
-        copies = register_copies(m, platform, addr, addr_next, len(raddrs), "dram_raddr")
-        m.d.comb += [port_addr.eq(copy) for port_addr, copy in zip(raddrs, copies)]
+        copies = register_copies(m, platform, addr, addr_next, len(rports), "dram_raddr")
+        m.d.comb += [port.addr.eq(copy) for port, copy in zip(rports, copies)]
         with m.If(host_wait[2]):
             m.d.sync += host_q.eq(rdata_q)
         words = [host_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
         return host_wait[3]
 
-    def _write_side(self, m, platform):
+    def _write_side(self, m, platform, ports):
         axi, host = self.axi, self.host
         active, bpending = Signal(), Signal()
         addr = Signal(self.index_bits)
@@ -168,12 +167,11 @@ class AxiRam(wiring.Component):
             data_q.eq(Mux(active, axi.wdata, _replicate(host.wdata, lanes))),
             en_q.eq(Mux(active, Mux(axi.wvalid, axi.wstrb, 0), Mux(host_write, host_strb, 0))),
         ]
-        ports = self._wports
         addrs = register_copies(m, platform, addr_q, addr_in, len(ports), "dram_waddr")
-        bits = self.bus_bits // len(ports)
+        bits, strobes = self.bus_bits // len(ports), len(en_q) // len(ports)
         for k, (port, port_addr) in enumerate(zip(ports, addrs)):
             m.d.comb += [port.addr.eq(port_addr), port.data.eq(data_q[k * bits:(k + 1) * bits]),
-                         port.en.eq(en_q if len(ports) == 1 else en_q[k])]
+                         port.en.eq(en_q[k * strobes:(k + 1) * strobes])]
         return host_write
 
 

@@ -24,7 +24,7 @@ from vtalab.spec.isa import INSN_BITS
 from .dma_assembler import assembled_entries
 from .interfaces import ADDR_BITS, ReadClientSignature
 from .isa_layout import isa_layouts
-from .registers import register_copies, replicated_register, replicates
+from .registers import register_copies
 from .sram import entry_bits, write_signature
 
 PADS = ("y_pad_0", "y_pad_1", "x_pad_0", "x_pad_1")
@@ -210,12 +210,10 @@ class DmaReader(wiring.Component):
         padding never has one). Where the write is copied per SRAM slice, each slice's
         data has its own copy of the pad flag (loading what ``pad`` loads: ~(all four
         flags) after the step), not one flip-flop routed to every slice."""
-        n = self.write_copy_count
         if not self.pad:
             return entry
-        if n <= 1 or not replicates(platform):
-            return Mux(pad, 0, entry)
-        fills = replicated_register(m, platform, ~_outside(flags_next), n, "fill")
+        n = max(1, self.write_copy_count)
+        fills = register_copies(m, platform, ~pad, ~_outside(flags_next), n, "fill")
         bits = len(entry) // n
         return Cat(*(Mux(fill, entry[k * bits:(k + 1) * bits], 0)
                      for k, fill in enumerate(fills)))
@@ -304,10 +302,14 @@ def _position_tests(m: Module, col, row, b: dict, advance) -> dict:
     tests = {"col_lo_m1": (col, b["x"]["lo_m1"]), "col_hi_m1": (col, b["x"]["hi_m1"]),
              "col_last": (col, b["x"]["last"]), "row_lo_m1": (row, b["y"]["lo_m1"]),
              "row_hi_m1": (row, b["y"]["hi_m1"]), "row_last": (row, b["y"]["last"])}
+    # the bounds minus one: hi_m1's is the bound register hi_m2, the others registered here
+    belows = {"col_hi_m1": b["x"]["hi_m2"], "row_hi_m1": b["y"]["hi_m2"]}
     at = {name: Signal(name=f"at_{name}") for name in tests}
     for name, (value, bound) in tests.items():
-        below = Signal.like(bound, name=f"{name}_below")
-        m.d.sync += below.eq(bound - 1)
+        below = belows.get(name)
+        if below is None:
+            below = Signal.like(bound, name=f"{name}_below")
+            m.d.sync += below.eq(bound - 1)
         if value is col:           # steps on every advance; to 0 after the row's last
             is_zero = Signal(name=f"{name}_is_0")
             m.d.sync += is_zero.eq(bound == 0)

@@ -16,7 +16,7 @@ from amaranth.lib import data, fifo, wiring
 from amaranth.lib.wiring import In, Out
 
 from vtalab.spec import Config
-from vtalab.spec.isa import INSN_BITS, INSN_BYTES, Mem, Opcode
+from vtalab.spec.isa import INSN_BITS, INSN_BYTES
 
 from .channel_slices import FifoSlice
 from .dma_reader import log2
@@ -147,12 +147,9 @@ class Fetch(wiring.Component):
         registers: the decode's compares end at flip-flops, not at the buffer's LUT-RAM
         write. The buffer has room for it: its slot was reserved with the request
         (``reserved`` counts it), and ``buffer.w_rdy`` gated the unpacking."""
-        incoming = data.View(isa_layouts(self.cfg).mem, buffer_in)
-        to_load = (incoming.opcode == Opcode.LOAD) & ((incoming.memory_type == Mem.INP)
-                                                      | (incoming.memory_type == Mem.WGT))
-        to_store = incoming.opcode == Opcode.STORE
+        route = FetchCheck.route(data.View(isa_layouts(self.cfg).mem, buffer_in))
         m.d.sync += [buffer.w_en.eq(unpacked),
-                     buffer.w_data.eq(Cat(buffer_in, to_load, to_store,
+                     buffer.w_data.eq(Cat(buffer_in, route["load"], route["store"],
                                           FetchCheck.decode(self.cfg, buffer_in)))]
 
     def _dispatcher(self, m, buffer) -> Signal:

@@ -99,7 +99,7 @@ class FetchCheck(wiring.Component):
         return last
 
     @staticmethod
-    def _route(mem) -> dict:
+    def route(mem) -> dict:
         """The module the dispatcher sends the instruction to (hw/fetch.py's decode)."""
         load = (mem.opcode == Opcode.LOAD) & ((mem.memory_type == Mem.INP)
                                               | (mem.memory_type == Mem.WGT))
@@ -114,7 +114,7 @@ class FetchCheck(wiring.Component):
         then whether it is FINISH."""
         lay = isa_layouts(cfg)
         mem, gemm, alu = (data.View(v, insn) for v in (lay.mem, lay.gemm, lay.alu))
-        route = cls._route(mem)
+        route = cls.route(mem)
         load, compute, store = route["load"], route["compute"], route["store"]
         pops = {"l2c": compute & mem.pop_prev, "s2c": compute & mem.pop_next,
                 "c2l": load & mem.pop_next, "c2s": store & mem.pop_prev}
