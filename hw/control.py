@@ -23,6 +23,7 @@ from vtalab.spec import regs as regmap
 from vtalab.spec.regs import COUNTERS, REG_BYTES, REGISTERS, STATUS_BITS, Access
 
 from .interfaces import AxiLiteSignature
+from .registers import register_copies
 
 COUNTER_BITS = 64
 COUNTER_INPUT_STAGES = 2
@@ -71,7 +72,7 @@ class ControlRegs(wiring.Component):
         m = Module()
         values = self._values(m)
         self._write_channel(m)
-        self._read_channel(m, values)
+        self._read_channel(m, platform, values)
         return m
 
     def _values(self, m) -> dict:
@@ -134,30 +135,37 @@ class ControlRegs(wiring.Component):
         elif reg.access is Access.W1S and reg.name == "start":
             m.d.sync += self.start.eq(wdata[0])
 
-    def _read_channel(self, m, values: dict):
+    def _read_channel(self, m, platform, values: dict):
         """A read takes the address into a register, selects the word within its group of
         READ_GROUP words a cycle later, and the group a cycle after that: the host's
         address comes from far away on an FPGA (the UART bridge), the register values
-        from all over the core, and no route or wide mux shares a cycle with another."""
+        from all over the core, and no route or wide mux shares a cycle with another.
+        Each group selects with its own copy of the address (hw/registers.py): the groups
+        sit beside their values, spread over the core."""
         bus = self.bus
         raddr = Signal.like(bus.araddr, name="raddr")
         step = Signal(2)                    # 1: select within groups, 2: select the group
         m.d.comb += [bus.arready.eq(~bus.rvalid & (step == 0)), bus.rresp.eq(OKAY)]
         with m.If(bus.rvalid & bus.rready):
             m.d.sync += bus.rvalid.eq(0)
-        with m.If(bus.arvalid & bus.arready):
+        accept = bus.arvalid & bus.arready
+        with m.If(accept):
             m.d.sync += [step.eq(1), raddr.eq(bus.araddr >> 2 << 2)]
         span = READ_GROUP * REG_BYTES
         groups = {}
         for offset, value in values.items():
             groups.setdefault(offset // span, {})[offset % span] = value
+        in_group, next_in_group = Signal(range(span)), Signal(range(span))
+        m.d.comb += [in_group.eq(raddr % span), next_in_group.eq((bus.araddr >> 2 << 2) % span)]
+        selects = dict(zip(groups, register_copies(m, platform, in_group, next_in_group,
+                                                   len(groups), "raddr_in_group", accept)))
         picked = {g: Signal(32, name=f"rgroup_{g}") for g in groups}
         group_of = Signal(range(max(groups) + 1), name="rgroup")
         with m.If(step == 1):
             m.d.sync += [step.eq(2), group_of.eq(raddr // span)]
             for g, words in groups.items():
                 m.d.sync += picked[g].eq(0)
-                with m.Switch(raddr % span):
+                with m.Switch(selects[g]):
                     for offset, value in words.items():
                         with m.Case(offset):
                             m.d.sync += picked[g].eq(value)

@@ -46,7 +46,7 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
     in-flight result with its dst (d stages ahead, d = 1..FORWARD_DEPTH), else the row read
     in stage 2. Results d >= 2 ahead are forwarded in stage A-1 into a register, d = 1
     (being computed in stage A a cycle earlier) in stage A; the selects are registered a
-    stage earlier, from comparisons registered a stage before that. An overwriting GEMM
+    stage earlier, from comparisons registered two stages before that. An overwriting GEMM
     micro-op gets zero: the register loads 0 and the newest result is not chosen (both
     decided in stage A-1, nothing added to stage A's path)."""
     a = ACCUMULATE_STAGE
@@ -55,13 +55,19 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
         rows[s] = Signal.like(accd4, name=f"acc{s}", reset_less=True)
         with m.If(gemm[s - 1]):
             m.d.sync += rows[s].eq(rows[s - 1])
-    # stage A-3: the older results' dst compared (from stage 3 on every micro-op moves
+    # stage A-4: the older results' dst compared (from stage 3 on every micro-op moves
     # one stage per cycle, so the micro-op d ahead is still d ahead a cycle later), each
-    # match registered per lane group: the selects' inputs sit beside their group too
+    # match registered once; stage A-3: copied per lane group (the selects' inputs sit
+    # beside their group; the copies load a flip-flop, not the compare's LUTs)
     def copies(value, name, count=groups):
         return replicated_register(m, platform, value, count, name)
-    hits = [copies(valid[a - 3 + d] & (dst[a - 3 + d] == dst[a - 3]), f"fwd{a - 2}_hit_{d}")
-            for d in range(2, FORWARD_DEPTH + 1)]
+    matches = []
+    for d in range(2, FORWARD_DEPTH + 1):
+        match = Signal(name=f"fwd{a - 3}_match_{d}")
+        m.d.sync += match.eq(valid[a - 4 + d] & (dst[a - 4 + d] == dst[a - 4]))
+        matches.append(match)
+    hits = [copies(match, f"fwd{a - 2}_hit_{d}")
+            for d, match in zip(range(2, FORWARD_DEPTH + 1), matches)]
     # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
     sels, none = [[] for _ in hits], []
     for g in range(groups):

@@ -8,6 +8,7 @@ the ECP5 core under the cell models (tests/fpga/test_ecp5_dsp.py) show."""
 from amaranth.back import rtlil
 from amaranth.hdl import Module, Signal
 
+from vtalab.hw.control import READ_GROUP
 from vtalab.hw.core import Core
 from vtalab.hw.dma_assembler import region_beats
 from vtalab.hw.forward import FORWARD_DEPTH, acc_lane_groups
@@ -15,6 +16,7 @@ from vtalab.hw.registers import replicated_register
 from vtalab.hw.sram import wgt_lane_groups
 from vtalab.hw.verilog import OpenFlowPlatform, SimulatorPlatform
 from vtalab.spec import preset
+from vtalab.spec.regs import REG_BYTES, REGISTERS
 from vtalab.spec.timing import BEAT_STAGE_BEATS, WRITE_STAGE
 
 from .test_ecp5_dsp import Ecp5, _cells
@@ -61,6 +63,12 @@ def _operand_copy_bits(cfg) -> int:
     return dsps * (cfg.elem_bits("inp") + cfg.elem_bits("wgt"))
 
 
+def _read_groups() -> int:
+    """hw/control.py: one copy of the read address per group of READ_GROUP words."""
+    return len({(reg.offset + word * REG_BYTES) // (READ_GROUP * REG_BYTES)
+                for reg in REGISTERS for word in range(reg.words)})
+
+
 def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     cfg = preset("tiny")
     cells = _cells(rtlil.convert(Core(cfg), platform=Ecp5()), "TRELLIS_FF")
@@ -80,7 +88,10 @@ def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
         assert "connect \\LSR 1'0" in cell and 'parameter \\CEMUX "1"' in cell
     hazard = [c for c in cells if c.startswith("\\TRELLIS_FF \\hazard_row")]
     assert len(hazard) == (1 + cfg.addr_bits("acc")) * len(range(3, WRITE_STAGE - 1))
-    cells = [c for c in cells if c not in operands and c not in hazard]
+    read_selects = [c for c in cells if c.startswith("\\TRELLIS_FF \\raddr_in_group_")]
+    assert len(read_selects) == _read_groups() * (READ_GROUP * REG_BYTES - 1).bit_length()
+    assert all('parameter \\CEMUX "CE"' in cell for cell in read_selects)
+    cells = [c for c in cells if c not in operands + hazard + read_selects]
     assert len(cells) - len(assembler) == flops_per_lane(cfg) * cfg.batch * cfg.block_out
     enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
                                                  "\\TRELLIS_FF \\src_idx2_"))]
