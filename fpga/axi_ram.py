@@ -94,9 +94,7 @@ class AxiRam(wiring.Component):
         rdata_q = Signal(self.bus_bits, reset_less=True)
         stages, lasts = Signal(2), Signal(2)   # beats in the RAM read / rdata_q stages
         host_wait = Signal(4)      # a host read: address, RAM read, rdata_q, host_q + done
-        in_flight = Signal(range(3))
-        m.d.comb += in_flight.eq(stages[0] + stages[1])
-        issue = active & (rfifo.level + in_flight < READ_FIFO_DEPTH)
+        issue = self._issue(m, rfifo, active)
         m.d.comb += [axi.arready.eq(~active & (host_wait == 0)),
                      rfifo.w_en.eq(stages[1]), rfifo.w_data.eq(Cat(rdata_q, lasts[1])),
                      axi.rvalid.eq(rfifo.r_rdy), axi.rdata.eq(rfifo.r_data[:self.bus_bits]),
@@ -133,6 +131,20 @@ class AxiRam(wiring.Component):
         words = [host_q[32 * k:32 * (k + 1)] for k in range(self.bus_bits // 32)]
         m.d.comb += host.rdata.eq(_select(words, lane))
         return host_wait[3]
+
+    def _issue(self, m, rfifo, active):
+        """Whether a burst reads a beat this cycle: while the FIFO has room for it besides
+        the beats in the two stages ahead of it. The room is a flip-flop: the FIFO's free
+        places less the beats in flight are counted (a beat read takes one, a beat
+        leaving the FIFO gives one back), and the flag loads the next count's test, so
+        the read address and its copies are not behind an adder and a compare."""
+        free = Signal(range(READ_FIFO_DEPTH + 1), init=READ_FIFO_DEPTH)
+        free_next = Signal.like(free)
+        room, issue = Signal(init=1), Signal()
+        m.d.comb += [issue.eq(active & room),
+                     free_next.eq(free - issue + (rfifo.r_en & rfifo.r_rdy))]
+        m.d.sync += [free.eq(free_next), room.eq(free_next != 0)]
+        return issue
 
     def _write_side(self, m, platform, ports):
         axi, host = self.axi, self.host
