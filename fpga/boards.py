@@ -7,18 +7,16 @@ ulx3s-85f`` synthesizes.
 
 Why these shapes:
 
-- **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D. VTA's 1x16x16 needs 256 multipliers for GEMM
-  alone. The preset's ALU MUL is 18 bits wide (``alu_mul_bits``: one MULT18X18D per lane;
-  the 1x16x8 below then needs 137 and 1x8x16 145, both fit; with nextpnr's static placer
-  1x16x8 routes, at 65-95 MHz by seed and netlist so far: docs/fpga.md).
-  With VTA's 32-bit MUL: 128 GEMM multipliers fit, but the wrapping 32x32 MUL costs 3 more in every
-  accumulator lane (batch x block_out lanes), and the store module 1: 1x8x16 needs
-  128 + 16x3 + 1 = 177 (what Yosys maps), 1x16x8 needs 128 + 8x3 + 1 = 153 and fits, but
-  does not route here (router2 still had 14k overused wires after 42 min), and 1x16x4
-  routes in ~10 min at 99-101 MHz by seed (no margin at 100 yet):
-  the preset is 1x16x2 (32 + 2x3 + 1 = 39 DSPs then, 35 with the 18-bit MUL), which routed
-  in ~6 min and met 100 MHz (101.3-104.7 MHz with seeds 1-3: docs/fpga.md). Buffers are cut
-  to fit the 208 DP16KD next to a 64 KiB on-chip DRAM.
+- **ULX3S-85F** (LFE5U-85F): 156 MULT18X18D, 84k LUT4. The preset is 1x16x8 (128
+  MACs/cycle, 25.6 GOPS at 100 MHz) with every GEMM product from a row of carry cells
+  (``gemm_dsps=0``, hw/carry_rows.py): the DSPs sit in a few rows across the die and a
+  broadcast operand could not reach 128 of them in a cycle (1x16x8 on DSPs placed at 65-95
+  MHz by seed), while carry rows are placed beside their operands. The ALU has 2 lanes
+  (``alu_lanes``: the 8 accumulator elements in 4 beats) with an 18-bit MUL (one
+  MULT18X18D each). Met 100 MHz at seeds 1-3 with router2's timing rip-up (session 25;
+  before it 1x16x2, 32 MACs at 100 MHz). 1x16x16 (256 products) fits only with
+  ``--lut-multipliers``. Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip
+  DRAM. All measurements in docs/fpga.md.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x4 (64 MACs/cycle) with the
   18-bit ALU MUL needs 64 + 4 + 1 = 69 multipliers: the GEMM takes the 23 MULT18X18Ds the
   ALU and the store leave and builds its last 41 products from rows of carry cells
@@ -118,12 +116,11 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
-          dram_bytes=64 * 1024, dsp_product_registers=True,
-          notes="1x16x2 at 100 MHz: 32 GEMM + 2 ALU (18-bit MUL) + 1 multipliers; the "
-                "128-MAC shapes fit the 156 MULT18X18D (1x16x8: 137, 1x32x4: 133) and "
-                "route with placer='static', 1x16x8 at 65-95 MHz by seed so far (docs/fpga.md); "
-                "1x16x16 (273) fits only with --lut-multipliers (117 GEMM products from carry "
-                "rows) and routes at seed 1 of 1-3 (47 MHz) so far"),
+          dram_bytes=64 * 1024, dsp_product_registers=True, gemm_dsps=0,
+          notes="1x16x8 at 100 MHz: 128 GEMM products from carry-cell rows (hw/carry_rows.py; "
+                "the DSPs sit in rows across the die, the products' operands would not reach "
+                "them in a cycle), 2 ALU lanes (18-bit MUL: 2 MULT18X18D) + 1 multiplier; "
+                "25.6 GOPS; 1x16x16 (256 products) fits with --lut-multipliers (docs/fpga.md)"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

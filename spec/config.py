@@ -288,8 +288,9 @@ _PRESETS: dict[str, dict] = {
     "wide": dict(bus_bits=128),
     # Boards (vtalab.fpga.boards adds the part, flow and platform; the sizing reasons are
     # in docs/fpga.md). ECP5: the shape is set by the MULT18X18D count.
-    "ulx3s-85f": dict(block_in=16, block_out=2, uop_depth=2048, inp_depth=2048, wgt_depth=512,
-                      acc_depth=1024, out_depth=1024, clock_mhz=100.0, alu_mul_bits=18),
+    "ulx3s-85f": dict(block_in=16, block_out=8, uop_depth=2048, inp_depth=2048, wgt_depth=512,
+                      acc_depth=1024, out_depth=1024, clock_mhz=100.0, alu_mul_bits=18,
+                      alu_lanes=2),
     "orangecrab-25f": dict(block_in=16, block_out=4, uop_depth=1024, inp_depth=1024,
                            wgt_depth=256, acc_depth=512, out_depth=512, clock_mhz=120.0,
                            alu_mul_bits=18),

@@ -13,12 +13,13 @@ from vtalab.spec import preset
 
 def test_estimate_says_whether_the_point_fits_the_board():
     fits = area.area_metrics(preset("ulx3s-85f"), "ulx3s-85f")
-    # alu_mul_bits = 18 on this preset: one MULT18X18D per ALU MUL lane (35, not 39)
-    assert (fits["dsp"], fits["bram"], fits["fits"], fits["fit_error"]) == (35, 68, True, None)
+    # the GEMM's products from carry rows (the board's gemm_dsps=0); two ALU lanes with
+    # an 18-bit MUL, one MULT18X18D each, and the store's multiplier
+    assert (fits["dsp"], fits["bram"], fits["fits"], fits["fit_error"]) == (3, 119, True, None)
     assert fits["lut"] is None and fits["fmax_mhz"] is None
     big = area.area_metrics(preset("default"), "ulx3s-85f")
-    assert big["dsp"] == 305 and not big["fits"]
-    assert "multipliers (DSPs) must be at most 156, not 305" in big["fit_error"]
+    assert big["dsp"] == 16 * 3 + 1 and not big["fits"]
+    assert "block RAMs must be at most 208, not 334" in big["fit_error"]
 
 
 def test_cell_counts_and_lut_weights(tmp_path):

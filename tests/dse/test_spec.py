@@ -88,18 +88,21 @@ def test_points_out_depth_follows_acc_depth_and_invalid_points_keep_the_config_e
 
 
 def test_constraints_reject_points_with_the_reason():
+    # ulx3s-85f builds its GEMM products from carry rows: the DSPs are the ALU's 32-bit MUL
+    # lanes (3 each, one lane per output element) and the store's one
     spec = spec_with(sweep={"block_in": [8, 16], "block_out": [8, 16]},
-                     constraints={"max_dsp": 120})
+                     constraints={"max_dsp": 30})
     plan = plan_points(spec)
-    assert [p for p, _ in plan.points] == [{"block_in": 8, "block_out": 8}]
-    assert len(plan.rejected) == 3
-    assert all(why.startswith("constraint: estimated DSPs must be at most 120 "
-                              "(constraints.max_dsp), not ") for _, _, why in plan.rejected)
-    fits = spec_with(sweep={"block_in": [16], "block_out": [8, 16]},
+    assert [p for p, _ in plan.points] == [{"block_in": 8, "block_out": 8},
+                                           {"block_in": 16, "block_out": 8}]
+    assert len(plan.rejected) == 2
+    assert all(why == "constraint: estimated DSPs must be at most 30 (constraints.max_dsp), "
+                      "not 49" for _, _, why in plan.rejected)
+    fits = spec_with(sweep={"block_in": [16], "block_out": [16, 32]},
                      constraints={"fits_board": True})
     (point, cfg, why), = plan_points(fits).rejected
-    assert point == {"block_in": 16, "block_out": 16}
-    assert "does not fit ulx3s-85f" in why and "multipliers (DSPs) must be at most 156" in why
+    assert point == {"block_in": 16, "block_out": 32}
+    assert "does not fit ulx3s-85f" in why and "block RAMs must be at most 208, not 237" in why
 
 
 def test_budget_below_the_grid_is_an_error_and_random_samples_the_budget():

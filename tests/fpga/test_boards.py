@@ -26,22 +26,28 @@ def test_board_presets_fit_their_parts():
             assert est.dsp <= board.capacity["dsp"]
 
 
-def test_ulx3s_shape_routes_and_the_transposed_128_mac_shape_does_not_fit():
+def test_ulx3s_preset_builds_its_128_products_from_carry_rows():
     board = get_board("ulx3s-85f")
     cfg = board.cfg()
-    assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 2)
-    assert cfg.macs_per_cycle == 32 and cfg.clock_mhz == 100.0
-    assert cfg.mul_bits == 18                   # the ALU MUL: one MULT18X18D per lane
-    assert estimate(cfg, board).dsp == 32 + 2 * 1 + 1
-    assert estimate(cfg.replace(alu_mul_bits=0), board).dsp == 32 + 2 * 3 + 1
-    # 128 MACs transposed with the 32-bit MUL: 16 ALU lanes x 3 DSPs (+1) more than 156
-    wide_out = cfg.replace(block_in=8, block_out=16, alu_mul_bits=0)
+    assert (cfg.batch, cfg.block_in, cfg.block_out) == (1, 16, 8)
+    assert cfg.macs_per_cycle == 128 and cfg.clock_mhz == 100.0
+    assert cfg.mul_bits == 18 and cfg.alu_units == 2    # two lanes, one MULT18X18D each
+    est = check_fits(cfg, board)
+    assert (est.detail["dsp_gemm"], est.detail["lut_products"], est.dsp) == (0, 128, 2 + 1)
+    assert platform_for(board, cfg).vtalab_gemm_dsp_products == 0
+    on_dsps = replace(board, gemm_dsps=None)
+    assert estimate(cfg, on_dsps).dsp == 128 + 2 + 1
+    # an ALU lane per element with VTA's 32-bit MUL: 3 DSPs per lane
+    per_element = cfg.replace(alu_lanes=0, alu_mul_bits=0)
+    assert estimate(per_element, on_dsps).dsp == 128 + 8 * 3 + 1
+    # 128 MACs transposed: 16 ALU lanes x 3 DSPs (+1) more than 156
+    wide_out = per_element.replace(block_in=8, block_out=16)
     with pytest.raises(ResourceError, match=r"does not fit ulx3s-85f \(LFE5U-85F-6BG381C\): "
                                             r"multipliers \(DSPs\) must be at most 156, not 177"):
-        check_fits(wide_out, board)
+        check_fits(wide_out, on_dsps)
     # the same shape with one 32-bit MUL taking the 16 lanes in beats: 3 DSPs, not 48
-    assert estimate(wide_out.replace(alu_mul_lanes=1), board).dsp == 128 + 3 + 1
-    check_fits(wide_out.replace(alu_mul_lanes=1), board)
+    assert estimate(wide_out.replace(alu_mul_lanes=1), on_dsps).dsp == 128 + 3 + 1
+    check_fits(wide_out.replace(alu_mul_lanes=1), on_dsps)
 
 
 def test_default_config_fails_early_naming_resource_and_numbers():
@@ -50,6 +56,10 @@ def test_default_config_fails_early_naming_resource_and_numbers():
     with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 334 .*; "
                                             r"multipliers \(DSPs\) must be at most 156, "
                                             r"not 305 \(GEMM 1x16x16 = 256, ALU 48, other 1\)"):
+        check_fits(Config(), replace(get_board("ulx3s-85f"), gemm_dsps=None))
+    # the board's own products all from carry rows: only the block RAMs are short
+    with pytest.raises(ResourceError, match=r"block RAMs must be at most 208, not 334 "
+                                            r"\([^)]*\): reduce the buffer depths$"):
         check_fits(Config(), "ulx3s-85f")
     big = get_board("orangecrab-25f").cfg().replace(wgt_depth=8192)
     with pytest.raises(ResourceError, match=r"block RAMs must be at most 56, not \d+ "
@@ -58,8 +68,9 @@ def test_default_config_fails_early_naming_resource_and_numbers():
 
 
 def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
-    board = replace(get_board("ulx3s-85f"), hard_dsp=False)
-    cfg = board.cfg().replace(block_out=16)        # 256 GEMM + 16 ALU + 1 store > 156
+    on_dsps = replace(get_board("ulx3s-85f"), gemm_dsps=None)
+    board = replace(on_dsps, hard_dsp=False)
+    cfg = board.cfg().replace(block_out=16, alu_lanes=0)   # 256 GEMM + 16 ALU + 1 > 156
     est = check_fits(cfg, board)
     assert est.dsp == 156 and est.detail["dsp_gemm"] == 139
     assert est.detail["lut_products"] == 117
@@ -69,7 +80,7 @@ def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
     assert platform_for(board, board.cfg()).vtalab_gemm_dsp_products is None
     with pytest.raises(ResourceError, match=r"multipliers \(DSPs\) must be at most 156, "
                                             r"not 273 \(GEMM 1x16x16 = 256, ALU 16"):
-        check_fits(cfg, "ulx3s-85f")                # hard_dsp: the board's default
+        check_fits(cfg, on_dsps)                    # hard_dsp: the board's default
     huge = cfg.replace(block_in=64, block_out=32)   # 2048 products: 1925 from LUTs
     with pytest.raises(ResourceError, match=r"GEMM products from LUTs must take at most "
                                             r"the part's 83640 LUT4, not about 138600 "
@@ -78,8 +89,8 @@ def test_open_flow_lut_multipliers_give_the_gemm_the_dsps_left():
 
 
 def test_gemm_dsps_caps_the_gemm_products_in_dsps():
-    cfg = get_board("ulx3s-85f").cfg().replace(block_out=8)      # 128 GEMM products
-    board = replace(get_board("ulx3s-85f"), gemm_dsps=0)         # hard_dsp stays True
+    cfg = get_board("ulx3s-85f").cfg().replace(alu_lanes=0)     # 128 GEMM products
+    board = get_board("ulx3s-85f")                                # gemm_dsps=0, hard_dsp
     est = check_fits(cfg, board)
     assert (est.detail["dsp_gemm"], est.detail["lut_products"], est.dsp) == (0, 128, 9)
     assert platform_for(board, cfg).vtalab_gemm_dsp_products == 0

@@ -34,7 +34,7 @@ def test_parse_and_report(tmp_path):
     report = make_report(board, cfg, parsed, estimate(cfg, board), {"yosys": 100.0}, 100.0)
     assert report["core_clock"] == "clk" and report["fmax_mhz"] == 61.25
     assert not report["timing_met"]
-    assert report["peak_gops"] == pytest.approx(32 * 2 * 61.25 / 1000, abs=1e-3)
+    assert report["peak_gops"] == pytest.approx(128 * 2 * 61.25 / 1000, abs=1e-3)
     json_path, text_path = write_report(report, tmp_path)
     assert json.loads(json_path.read_text())["utilization"]["lut"]["used"] == 30000
     text = text_path.read_text()
@@ -87,7 +87,7 @@ def test_bad_report_is_named(tmp_path):
 def test_config_that_does_not_fit_fails_before_any_tool(tmp_path):
     from vtalab.fpga.build import build_board
     out = tmp_path / "never"
-    with pytest.raises(ResourceError, match="multipliers"):
+    with pytest.raises(ResourceError, match="block RAMs must be at most 208"):
         build_board("ulx3s-85f", out_dir=out, cfg=Config(), progress=lambda m: None)
     assert not out.exists()
 

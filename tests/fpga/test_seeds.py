@@ -123,18 +123,23 @@ def test_placing_again_keeps_the_lut_multipliers_of_the_first_build(monkeypatch,
     from dataclasses import replace
 
     from vtalab.fpga import build
-    board = replace(get_board("ulx3s-85f"), hard_dsp=False)
-    cfg = board.cfg().replace(block_out=16)            # 117 GEMM products from LUTs
-    src = _synthesized(tmp_path / "first", cfg, board)
+    board = replace(get_board("ulx3s-85f"), hard_dsp=False, gemm_dsps=None)
+    cfg = board.cfg().replace(block_out=16, alu_lanes=0)   # 117 GEMM products from LUTs
     seen = {}
 
     def place_route_pack(board_, cfg_, est, *args, seed):
-        seen.update(hard_dsp=board_.hard_dsp, lut_products=est.detail["lut_products"])
+        seen.update(hard_dsp=board_.hard_dsp, gemm_dsps=board_.gemm_dsps,
+                    lut_products=est.detail["lut_products"])
         return {"seed": seed}
     monkeypatch.setattr(build, "_place_route_pack", place_route_pack)
     monkeypatch.setattr("vtalab.fpga.toolchain.tool_env", lambda: {})
-    build.place_and_route_again(src, 2, tmp_path / "s2")
-    assert seen == {"hard_dsp": False, "lut_products": 117}
+    build.place_and_route_again(_synthesized(tmp_path / "first", cfg, board), 2, tmp_path / "s2")
+    assert seen == {"hard_dsp": False, "gemm_dsps": None, "lut_products": 117}
+    # the board's own cap: every product from LUTs
+    preset_board = get_board("ulx3s-85f")
+    src = _synthesized(tmp_path / "preset", preset_board.cfg(), preset_board)
+    build.place_and_route_again(src, 2, tmp_path / "p2")
+    assert seen == {"hard_dsp": True, "gemm_dsps": 0, "lut_products": 128}
 
 
 def test_placing_again_refuses_another_config(tmp_path):
