@@ -23,15 +23,15 @@ from .errors import FpgaError
 from .report import (cell_sources, make_report, parse_nextpnr_report, read_report,
                      slowest_endpoints, summary, write_report)
 from .resources import check_fits, gemm_dsp_budget
+from .toolchain import TIMING_RIPUP
 
 TOP = "top"
 # router2: the default router1 needed over an hour for the ULX3S core on 2 shared cores
 # (DSP columns full and congested); router2 routes it in minutes. --tmg-ripup
 # (Board.timing_ripup): the router also rips up and reroutes nets on failing paths (ULX3S at
-# 100 MHz, the same placements: 91.7 -> 99.9 MHz with seed 1, 89.5 -> 99.7 with seed 3); on
-# the 128-MAC shapes placed by the static placer it never settles (docs/fpga.md).
+# 100 MHz, the same placements: 91.7 -> 99.9 MHz with seed 1, 89.5 -> 99.7 with seed 3);
+# where it cannot fix them it is stopped and the route run without it (fpga/toolchain.py).
 NEXTPNR_ROUTER = "--router router2"
-TIMING_RIPUP = "--tmg-ripup"
 DEFAULT_OUT = Path("build")
 
 
@@ -181,6 +181,7 @@ def _place_route_pack(board, cfg, est, out_dir, steps, env, progress, times, clo
     report["seed"] = seed
     report["placer"] = _placer_of(steps)
     report["timing_ripup"] = any(TIMING_RIPUP in args for _, args in steps)
+    report["timing_ripup_stalled"] = "nextpnr_ecp5_ripup_stalled" in times
     report["bitstream"] = str(out_dir / f"{TOP}.bit")
     write_report(report, out_dir)
     progress(summary(report))

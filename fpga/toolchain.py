@@ -21,6 +21,12 @@ STUBS = ("OPENFPGALOADER", "DFU_SUFFIX", "DFU_UTIL")
 STEP_NAMES = {"YOSYS": "synthesis (yosys)", "NEXTPNR_ECP5": "place and route (nextpnr-ecp5)",
               "ECPPACK": "bitstream (ecppack)"}
 HEARTBEAT_S = 15.0
+TIMING_RIPUP = "--tmg-ripup"
+#: router2's timing rip-up re-routes the arcs that fail timing until none do; where the
+#: placement leaves some it cannot fix, nextpnr 0.11 goes on to its 1500th iteration (over
+#: an hour for the ULX3S core, for the same Fmax). Stalled: no wire overused and the fewest
+#: failing arcs not lowered for this many iterations; the step then runs again without it.
+RIPUP_STALL_ITERS = 150
 
 
 def find_tool(program: str) -> "str | None":
@@ -61,17 +67,24 @@ def script_steps(script: Path) -> list[tuple[str, list[str]]]:
 
 
 def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
-    """Run every step in ``build_dir``; returns seconds per step. Fails with the log's tail."""
+    """Run every step in ``build_dir``; returns seconds per step. Fails with the log's tail.
+
+    A nextpnr step whose timing rip-up stalls (:class:`RipupWatch`) is stopped and run
+    again without it; the seconds of the stopped run are ``nextpnr_ecp5_ripup_stalled``."""
     times = {}
     for var, args in steps:
         name = STEP_NAMES.get(var, var)
         log = build_dir / f"{var.lower()}.log"
         progress(f"  {name} ...")
         start = time.monotonic()
-        with open(log, "w") as handle:
-            proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
-                                    stdout=handle, stderr=subprocess.STDOUT)
-            _wait_with_heartbeat(proc, name, start, progress, _watched_log(build_dir, args))
+        proc = _run_step(build_dir, env, var, args, name, start, progress, log)
+        if proc is None:
+            times[f"{var.lower()}_ripup_stalled"] = round(time.monotonic() - start, 1)
+            progress(f"  {name}: the timing rip-up stalled (no fewer failing arcs in "
+                     f"{RIPUP_STALL_ITERS} iterations); routing again without it")
+            args = [arg for arg in args if arg != TIMING_RIPUP]
+            start = time.monotonic()
+            proc = _run_step(build_dir, env, var, args, name, start, progress, log)
         times[var.lower()] = round(time.monotonic() - start, 1)
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
@@ -82,6 +95,41 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
     return times
 
 
+def _run_step(build_dir, env, var, args, name, start, progress, log):
+    """The finished process, or None where its timing rip-up stalled and it was stopped."""
+    watch = RipupWatch() if TIMING_RIPUP in args else None
+    with open(log, "w") as handle:
+        proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
+                                stdout=handle, stderr=subprocess.STDOUT)
+        stalled = _wait_with_heartbeat(proc, name, start, progress,
+                                       _watched_log(build_dir, args), watch)
+    return None if stalled else proc
+
+
+class RipupWatch:
+    """Whether router2's timing rip-up stalled, from nextpnr's ``iter=N ... overused=W
+    ... tmgfail=F`` lines: F > 0 with W = 0 and no new low of F for RIPUP_STALL_ITERS
+    iterations."""
+
+    LINE = re.compile(r"iter=(\d+) .*?overused=(\d+) .*?tmgfail=(\d+)")
+
+    def __init__(self, window: "int | None" = None):
+        self.window = RIPUP_STALL_ITERS if window is None else window
+        self.best, self.since, self.last = None, 0, 0
+
+    def stalled(self, lines) -> bool:
+        for line in lines:
+            match = self.LINE.search(line)
+            if not match or int(match.group(1)) <= self.last:
+                continue
+            self.last, overused, failing = (int(g) for g in match.groups())
+            if overused or not failing:
+                self.best = None                # congestion first, or nothing failing
+            elif self.best is None or failing < self.best:
+                self.best, self.since = failing, self.last
+        return self.best is not None and self.last - self.since >= self.window
+
+
 def _watched_log(build_dir: Path, args: list[str]) -> "Path | None":
     """The log file a tool writes (yosys ``-l``, nextpnr ``--log``), for progress lines."""
     for flag in ("-l", "--log"):
@@ -90,13 +138,16 @@ def _watched_log(build_dir: Path, args: list[str]) -> "Path | None":
     return None
 
 
-def _last_step(log: "Path | None") -> str:
-    """The latest phase line of a tool log: Yosys "N.M. Executing X" or nextpnr "Info: X"."""
+def _tail(log: "Path | None") -> list[str]:
     if log is None or not log.exists():
-        return ""
+        return []
     with open(log, "rb") as handle:
         handle.seek(max(0, log.stat().st_size - 8192))
-        lines = handle.read().decode(errors="replace").splitlines()
+        return handle.read().decode(errors="replace").splitlines()
+
+
+def _last_step(lines: list[str]) -> str:
+    """The latest phase line of a tool log: Yosys "N.M. Executing X" or nextpnr "Info: X"."""
     for line in reversed(lines):
         match = re.match(r"^[\d.]+ (Executing .*?)[.]*$|^Info: (.{8,70})", line.strip())
         if match:
@@ -104,12 +155,20 @@ def _last_step(log: "Path | None") -> str:
     return ""
 
 
-def _wait_with_heartbeat(proc, name: str, start: float, progress, log=None) -> None:
-    stop = threading.Event()
+def _wait_with_heartbeat(proc, name: str, start: float, progress, log=None,
+                         watch: "RipupWatch | None" = None) -> bool:
+    """Wait for ``proc``, showing its progress; True where ``watch`` saw the rip-up stall
+    (the process was stopped)."""
+    stop, stalled = threading.Event(), threading.Event()
 
     def beat():
         while not stop.wait(HEARTBEAT_S):
-            step = _last_step(log)
+            lines = _tail(log)
+            if watch is not None and watch.stalled(lines):
+                stalled.set()
+                proc.kill()
+                return
+            step = _last_step(lines)
             progress(f"  {name}: {time.monotonic() - start:.0f} s" + (f", {step}" if step else ""))
 
     thread = threading.Thread(target=beat, daemon=True)
@@ -123,3 +182,4 @@ def _wait_with_heartbeat(proc, name: str, start: float, progress, log=None) -> N
     finally:
         stop.set()
         thread.join()
+    return stalled.is_set()

@@ -1,0 +1,66 @@
+"""The open-flow step runner: a stalled timing rip-up is stopped and routed again without it."""
+from __future__ import annotations
+
+import sys
+import textwrap
+
+from vtalab.fpga import toolchain
+from vtalab.fpga.toolchain import RipupWatch
+
+
+def _iter(n, overused, failing):
+    return f"Info:     iter={n} wires=662511 overused={overused} overuse={overused} " \
+           f"tmgfail={failing} archfail=NA"
+
+
+def test_the_watch_waits_out_congestion_and_every_new_low_of_failing_arcs():
+    watch = RipupWatch(window=10)
+    assert not watch.stalled([_iter(n, 500 - n, 0) for n in range(1, 31)])  # congestion
+    assert not watch.stalled([_iter(n, 0, 20) for n in range(31, 40)])      # 9 iterations
+    assert not watch.stalled([_iter(40, 0, 18)])                            # a new low
+    assert not watch.stalled([_iter(n, 0, 19) for n in range(41, 50)])
+    assert watch.stalled([_iter(50, 0, 19), "Info: something else"])        # 10 since 18
+    again = RipupWatch(window=10)
+    assert not again.stalled([_iter(n, 0, 3) for n in range(1, 11)] + [_iter(11, 2, 3)])
+    assert not again.stalled([_iter(n, 0, 0) for n in range(12, 40)])       # timing met
+
+
+def test_the_same_lines_read_twice_count_once():
+    watch = RipupWatch(window=5)
+    lines = [_iter(n, 0, 4) for n in range(1, 5)]
+    assert not watch.stalled(lines) and not watch.stalled(lines)
+    assert watch.stalled(lines + [_iter(6, 0, 4)])
+
+
+FAKE_NEXTPNR = textwrap.dedent('''
+    import sys, time
+    args = sys.argv[1:]
+    log = args[args.index("--log") + 1]
+    open("argv.txt", "a").write(" ".join(args) + "\\n")
+    with open(log, "w") as out:
+        if "--tmg-ripup" not in args:
+            out.write("Info: Program finished normally.\\n")
+            sys.exit(0)
+        for n in range(1, 100000):              # never meets timing: the watch must stop it
+            out.write(f"Info:     iter={n} wires=10 overused=0 overuse=0 tmgfail=7 "
+                      "archfail=NA\\n")
+            out.flush()
+            time.sleep(0.002)
+''')
+
+
+def test_a_stalled_ripup_is_routed_again_without_it(tmp_path, monkeypatch):
+    fake = tmp_path / "fake_nextpnr.py"
+    fake.write_text(FAKE_NEXTPNR)
+    tool = tmp_path / "nextpnr"
+    tool.write_text(f"#!/bin/sh\nexec {sys.executable} {fake} \"$@\"\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(toolchain, "HEARTBEAT_S", 0.2)
+    monkeypatch.setattr(toolchain, "RIPUP_STALL_ITERS", 20)
+    said = []
+    steps = [("NEXTPNR_ECP5", ["--log", "top.tim", "--router", "router2", "--tmg-ripup"])]
+    times = toolchain.run_steps(tmp_path, steps, {"NEXTPNR_ECP5": str(tool)}, said.append)
+    runs = (tmp_path / "argv.txt").read_text().splitlines()
+    assert runs == ["--log top.tim --router router2 --tmg-ripup", "--log top.tim --router router2"]
+    assert set(times) == {"nextpnr_ecp5", "nextpnr_ecp5_ripup_stalled"}
+    assert any("timing rip-up stalled" in line for line in said)
