@@ -72,6 +72,7 @@ class AluStages:
         # lanes and MUL's multipliers, each taking alu_beats / mul_beats elements one per
         # cycle (hw/alu_beats.py: ``beat`` holds the beat index of stages 4..8)
         self.alu_beats, self.mul_beats, self.beat = cfg.alu_beats, cfg.mul_beats, beat
+        self._beat_flags = {}
         # a MUL at most a DSP wide is one signed product per lane, else three unsigned ones
         self.one_product = mul_products(cfg) == 1
 
@@ -92,10 +93,18 @@ class AluStages:
 
     def _in_beat(self, stage: int, beats: int, index: int):
         """The beat of ``stage`` is element ``index`` of a group of ``beats`` (the low
-        bits of the beat index: every beat count is a power of two); always with one."""
+        bits of the beat index: every beat count is a power of two); always with one.
+        A flip-flop loaded with the test of the stage before's beat (each stage's beat is
+        the one before's a cycle later, hw/alu_beats.py): the clock enables of a stage's
+        wide registers are not behind a decoder."""
         if beats == 1:
             return Const(1)
-        return self.beat[stage][:exact_log2(beats)] == index
+        key = (stage, beats, index)
+        if key not in self._beat_flags:
+            flag = Signal(name=f"alu_in_beat{stage}_{index}_of_{beats}", reset_less=True)
+            self.m.d.sync += flag.eq(self.beat[stage - 1][:exact_log2(beats)] == index)
+            self._beat_flags[key] = flag
+        return self._beat_flags[key]
 
     def _mul_enable(self, op, enable):
         """The enable of MUL's registers: every cycle when synthesized (only a MUL reads

@@ -18,7 +18,7 @@
 """
 from __future__ import annotations
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Module, Mux, Signal
 
 from vtalab.spec import Config
 from vtalab.spec.timing import BEAT_STAGE_BEATS
@@ -97,10 +97,17 @@ def _staged(m, platform, cfg, resp, per_entry, take, entry_valid, per_region) ->
     slot = _next_slot(m, per_entry, beat)
     at_last = slot[-1]
     # (a last beat cannot follow one still landing: an entry has three beats or more)
-    m.d.comb += [resp.ready.eq(~(have & at_last)), beat.eq(resp.valid & resp.ready),
-                 payload.eq(resp.payload), entry_valid.eq(have)]
+    m.d.comb += [beat.eq(resp.valid & resp.ready), payload.eq(resp.payload),
+                 entry_valid.eq(have)]
     # a last beat taken now lands in the entry next cycle; the entry is whole after that
-    m.d.sync += [landing.eq(beat & at_last), have.eq(landing | (have & ~take))]
+    have_next = landing | (have & ~take)
+    m.d.sync += [landing.eq(beat & at_last), have.eq(have_next)]
+    # ready = ~(have & at_last), a flip-flop of its own loaded with next cycle's value:
+    # the response FIFO's pointer and level logic (beside the bus) start from it
+    ready = Signal(init=1, name="resp_ready")
+    at_last_next = Mux(beat, slot[-2], at_last)
+    m.d.sync += ready.eq(~(have_next & at_last_next))
+    m.d.comb += resp.ready.eq(ready)
     regions = -(-per_entry // per_region)
     beats = replicated_register(m, platform, beat, regions, "beat_q")
     slots = replicated_register(m, platform, slot, regions, "beat_slot", reset=False)

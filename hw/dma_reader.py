@@ -163,7 +163,6 @@ class DmaReader(wiring.Component):
         # (with a reset: a reset-less data register takes ``pad`` as its synchronous
         # reset, one flip-flop's route to hundreds of LSR pins)
         m.d.sync += [self.write.en.eq(advance), self.write.addr.eq(sram_addr),
-                     self.write.data.eq(self._zeroed(m, platform, entry, pad, nxt)),
                      self.overflow.eq(advance & (sram_addr[aw] | base_high))]
         if self.write_copy_count:
             copies = register_copies(m, platform, Cat(self.write.en, self.write.addr),
@@ -182,6 +181,9 @@ class DmaReader(wiring.Component):
                          stepped["lt_x"].eq(flags["lt_x"] & ~at["col_hi_m1"]),
                          stepped["ge_y"].eq(flags["ge_y"]), stepped["lt_y"].eq(flags["lt_y"])]
         initial = {n: b[n[-1]][n[:2] + "0"] for n in names}
+        m.d.sync += self.write.data.eq(self._zeroed(
+            m, platform, entry, pad, second_cell | advance,
+            ~_outside({n: Mux(second_cell, initial[n], stepped[n]) for n in names})))
         m.d.comb += [nxt[n].eq(flags[n]) for n in names] + [col_next.eq(col)]
         m.d.comb += [first_next.eq(col == b["x"]["lo"]), last_next.eq(col == b["x"]["hi_m1"])]
         with m.If(first_cell):
@@ -205,15 +207,17 @@ class DmaReader(wiring.Component):
         m.d.sync += [flags[n].eq(nxt[n]) for n in names] + [col.eq(col_next)]
         return writing
 
-    def _zeroed(self, m: Module, platform, entry, pad, flags_next):
+    def _zeroed(self, m: Module, platform, entry, pad, load, fill_next):
         """The SRAM write's data: the entry, or zeros for a pad entry (a buffer without
         padding never has one). Where the write is copied per SRAM slice, each slice's
-        data has its own copy of the pad flag (loading what ``pad`` loads: ~(all four
-        flags) after the step), not one flip-flop routed to every slice."""
+        data has its own copy of ~``pad``, loading what ``pad`` loads when it does
+        (``load``: the second setup cycle or a step; ``fill_next`` from registers only),
+        so the late step reaches the copies' clock enables, not a LUT chain in front of
+        them, and not one flip-flop routed to every slice."""
         if not self.pad:
             return entry
         n = max(1, self.write_copy_count)
-        fills = register_copies(m, platform, ~pad, ~_outside(flags_next), n, "fill")
+        fills = register_copies(m, platform, ~pad, fill_next, n, "fill", enable=load)
         bits = len(entry) // n
         return Cat(*(Mux(fill, entry[k * bits:(k + 1) * bits], 0)
                      for k, fill in enumerate(fills)))

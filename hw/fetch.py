@@ -54,9 +54,8 @@ class Fetch(wiring.Component):
             width=INSN_BITS + 2 + DECODE_BITS, depth=BUFFER_DEPTH)
         buffer_in, unpacked = Signal(INSN_BITS), Signal()
         reserved = Signal(range(BUFFER_DEPTH + 1))
-        remaining = Signal(COUNT_BITS)
         requested = Signal(range(CHUNK + 1))
-        chunk_start = self._issuer(m, reserved, remaining, requested)
+        chunk_start, later = self._issuer(m, reserved, requested)
         self._unpacker(m, buffer, buffer_in, unpacked, chunk_start, requested)
         self._decoder(m, buffer, buffer_in, unpacked)
         moved = self._dispatcher(m, buffer)
@@ -69,20 +68,26 @@ class Fetch(wiring.Component):
         with m.Else():
             m.d.sync += reserved.eq(reserved + Mux(self.dma.req.valid & self.dma.req.ready,
                                                    requested, 0) - moved_q)
-        m.d.comb += self.busy.eq((remaining != 0) | (reserved != 0))
+        m.d.comb += self.busy.eq((requested != 0) | (later != 0) | (reserved != 0))
         return m
 
-    def _issuer(self, m, reserved, remaining, requested):
+    def _issuer(self, m, reserved, requested):
+        """(the request's address, the instructions after the requested chunk). The
+        instructions left are kept as ``requested`` = min(left, CHUNK) and ``later``, the
+        rest, both registers: the next chunk is one compare of ``later`` (and the rest
+        after it one subtract beside it), not a 32-bit subtract then a compare, and no
+        compare is in front of the request's valid and the buffer accounting."""
         cfg, req = self.cfg, self.dma.req
         log_b = log2(cfg.bus_bytes)
         addr = Signal(ADDR_BITS)
-        # ``requested`` = min(remaining, CHUNK) is a register, updated with ``remaining``:
-        # no 32-bit compare in front of the request's valid and the buffer accounting
-        def chunk(left):
-            return Mux(left < CHUNK, left, CHUNK)
+        later = Signal(COUNT_BITS)
+
+        def split(left):
+            short = left < CHUNK
+            return Mux(short, left, CHUNK), Mux(short, 0, left - CHUNK)
         with m.If(self.start):
-            m.d.sync += [addr.eq(self.insn_addr), remaining.eq(self.insn_count),
-                         requested.eq(chunk(self.insn_count))]
+            first, rest = split(self.insn_count)
+            m.d.sync += [addr.eq(self.insn_addr), requested.eq(first), later.eq(rest)]
         m.d.comb += [
             # room for a whole chunk (a constant compare, not reserved + requested)
             req.valid.eq((requested != 0) & (reserved <= BUFFER_DEPTH - CHUNK)
@@ -92,12 +97,12 @@ class Fetch(wiring.Component):
                                  >> log_b),
         ]
         with m.If(req.valid & req.ready):
-            m.d.sync += [addr.eq(addr + requested * INSN_BYTES),
-                         remaining.eq(remaining - requested),
-                         requested.eq(chunk(remaining - requested))]
+            following, rest = split(later)
+            m.d.sync += [addr.eq(addr + requested * INSN_BYTES), requested.eq(following),
+                         later.eq(rest)]
         with m.If(self.aborted & ~self.start):      # the rest would only be dropped
-            m.d.sync += [remaining.eq(0), requested.eq(0)]
-        return addr
+            m.d.sync += [later.eq(0), requested.eq(0)]
+        return addr, later
 
     def _unpacker(self, m, buffer, buffer_in, unpacked, chunk_addr, requested):
         cfg, resp = self.cfg, self.dma.resp

@@ -96,6 +96,10 @@ def test_the_ecp5_core_has_a_copy_of_each_control_flop_per_accumulator_lane():
     enabled = [c for c in cells if c.startswith(("\\TRELLIS_FF \\dst_idx2_",
                                                  "\\TRELLIS_FF \\src_idx2_"))]
     assert len(enabled) == 2 * cfg.addr_bits("acc") * cfg.batch * cfg.block_out
+    # the acc DMA's pad flag per slice, loaded when the writer steps
+    fills = [c for c in cells if c.startswith("\\TRELLIS_FF \\fill_")]
+    assert len(fills) == cfg.batch * cfg.block_out
+    enabled += fills
     for cell in cells:
         cemux = '"CE"' if cell in enabled else '"1"'
         assert f'parameter \\CEMUX {cemux}' in cell and 'parameter \\SRMODE "LSR_OVER_CE"' in cell
