@@ -95,8 +95,7 @@ class AxiRam(wiring.Component):
         stages, lasts = Signal(2), Signal(2)   # beats in the RAM read / rdata_q stages
         host_wait = Signal(4)      # a host read: address, RAM read, rdata_q, host_q + done
         issue = self._issue(m, rfifo, active)
-        m.d.comb += [axi.arready.eq(~active & (host_wait == 0)),
-                     rfifo.w_en.eq(stages[1]), rfifo.w_data.eq(Cat(rdata_q, lasts[1])),
+        m.d.comb += [rfifo.w_en.eq(stages[1]), rfifo.w_data.eq(Cat(rdata_q, lasts[1])),
                      axi.rvalid.eq(rfifo.r_rdy), axi.rdata.eq(rfifo.r_data[:self.bus_bits]),
                      axi.rlast.eq(rfifo.r_data[self.bus_bits]), axi.rresp.eq(0),
                      rfifo.r_en.eq(axi.rready)]
@@ -105,22 +104,28 @@ class AxiRam(wiring.Component):
                      stages.eq(Cat(issue, stages[0])),
                      lasts.eq(Cat(issue & (left == 0), lasts[0]))]
         addr_next = Signal.like(addr)
-        m.d.comb += addr_next.eq(addr)
-        m.d.sync += addr.eq(addr_next)
+        active_next, host_wait_next = Signal(), Signal.like(host_wait)
+        m.d.comb += [addr_next.eq(addr), active_next.eq(active)]
+        m.d.sync += [addr.eq(addr_next), active.eq(active_next), host_wait.eq(host_wait_next)]
         with m.If(axi.arvalid & axi.arready):
-            m.d.sync += [active.eq(1), left.eq(axi.arlen)]
-            m.d.comb += addr_next.eq(self._index(axi.araddr))
+            m.d.sync += left.eq(axi.arlen)
+            m.d.comb += [active_next.eq(1), addr_next.eq(self._index(axi.araddr))]
         with m.If(issue):
             m.d.sync += left.eq(left - 1)
             m.d.comb += addr_next.eq(addr + 1)
             with m.If(left == 0):
-                m.d.sync += active.eq(0)
+                m.d.comb += active_next.eq(0)
+        # ARREADY = ~active & no host read, a flip-flop loaded with next cycle's value (the
+        # master's burst splitter takes it: no LUT of this RAM's state on that path)
+        arready = Signal(init=1, name="dram_arready")
+        m.d.sync += arready.eq(~active_next & (host_wait_next == 0))
+        m.d.comb += axi.arready.eq(arready)
         # Host reads use the port while no burst runs; done four cycles later.
         lane = Signal(max(1, self.lane_bits - 2))
         host_q = Signal(self.bus_bits, reset_less=True)
         start = (host.valid & ~host.write & ~active & (stages == 0) & ~axi.arvalid
                  & (host_wait == 0))
-        m.d.sync += host_wait.eq(Cat(start, host_wait[:3]))
+        m.d.comb += host_wait_next.eq(Cat(start, host_wait[:3]))
         with m.If(start):
             m.d.sync += lane.eq(host.addr[2:self.lane_bits])
             m.d.comb += addr_next.eq(self._index(host.addr))
