@@ -23,9 +23,10 @@ STEP_NAMES = {"YOSYS": "synthesis (yosys)", "NEXTPNR_ECP5": "place and route (ne
 HEARTBEAT_S = 15.0
 TIMING_RIPUP = "--tmg-ripup"
 #: router2's timing rip-up re-routes the arcs that fail timing until none do; where the
-#: placement leaves some it cannot fix, nextpnr 0.11 goes on to its 1500th iteration (over
-#: an hour for the ULX3S core, for the same Fmax). Stalled: no wire overused and the fewest
-#: failing arcs not lowered for this many iterations; the step then runs again without it.
+#: placement leaves some it cannot fix, nextpnr 0.11 keeps iterating (1,000 iterations and
+#: 20 minutes on one ULX3S placement, 18-20 arcs failing throughout). Stalled: no wire
+#: overused and the fewest failing arcs not lowered for this many iterations; the step
+#: then runs again without it.
 RIPUP_STALL_ITERS = 150
 
 
