@@ -22,6 +22,7 @@ importer refused the model with a clear VtaError naming op / attribute / dtype);
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import re
 import warnings
@@ -124,11 +125,23 @@ def _write_case(root: Path, case) -> dict:
 
 
 def generate(root: Path | None = None) -> Path:
-    """Write every node test case once (about 20 s); returns the manifest's path."""
+    """Write every node test case once (about 20 s); returns the manifest's path. The
+    manifest is written last; until it exists, writers take a lock beside ``root`` (test
+    workers of a fresh cache would otherwise write the same files at once and read each
+    other's half-written models)."""
     root = root or cache_root()
     manifest = root / "manifest.json"
     if manifest.is_file():
         return manifest
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.parent / f".{root.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not manifest.is_file():                  # not written by another meanwhile
+            _write_cases(root, manifest)
+    return manifest
+
+
+def _write_cases(root: Path, manifest: Path) -> None:
     from onnx.backend.test.case.node import collect_testcases
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -144,7 +157,6 @@ def generate(root: Path | None = None) -> Path:
     tmp = manifest.with_suffix(".tmp")
     tmp.write_text(json.dumps(entries, indent=0))
     tmp.replace(manifest)
-    return manifest
 
 
 def node_cases(root: Path | None = None) -> dict[str, Case]:
