@@ -161,10 +161,8 @@ class Fetch(wiring.Component):
         # A slice between the buffer and the queues: the buffer's read enable (the clock
         # enable of its 130 output flip-flops) comes from the slice's level register, not
         # from the chosen queue's room. ``moved`` (leaving the slice) frees the
-        # slot, so ``reserved`` counts the slice too and ``busy`` covers it. Its head entry
-        # sits in flip-flops (registered: the same cycles), so ``moved`` is the queues'
-        # room and a few flip-flops, not a LUT-RAM read looping back to the slice's level.
-        m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 3, registered=True)
+        # slot, so ``reserved`` counts the slice too and ``busy`` covers it.
+        m.submodules.dispatch = slice_ = FifoSlice(INSN_BITS + 3)
         m.submodules.check = check = FetchCheck(self.cfg)
         m.d.comb += [slice_.i_valid.eq(buffer.r_rdy),
                      slice_.i_data.eq(Cat(buffer.r_data[:INSN_BITS + 2], check.drop)),
