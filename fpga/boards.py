@@ -13,10 +13,10 @@ Why these shapes:
   broadcast operand could not reach 128 of them in a cycle (1x16x8 on DSPs placed at 65-95
   MHz by seed), while carry rows are placed beside their operands. The ALU has 2 lanes
   (``alu_lanes``: the 8 accumulator elements in 4 beats) with an 18-bit MUL (one
-  MULT18X18D each). Met 100 MHz at seeds 1-3 with router2's timing rip-up (session 25;
-  before it 1x16x2, 32 MACs at 100 MHz). 1x16x16 (256 products) fits only with
-  ``--lut-multipliers``. Buffers are cut to fit the 208 DP16KD next to a 64 KiB on-chip
-  DRAM. All measurements in docs/fpga.md.
+  MULT18X18D each). 108.5 / 102.1 / 99.9 MHz at seeds 1-3 with router2's timing rip-up
+  (session 25; before it 1x16x2, 32 MACs, met 100 MHz at every seed). 1x16x16 (256
+  products from carry rows, 187 DP16KD) fits the estimate, not built yet. Buffers are cut
+  to fit the 208 DP16KD next to a 64 KiB on-chip DRAM. All measurements in docs/fpga.md.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x4 (64 MACs/cycle) with the
   18-bit ALU MUL needs 64 + 4 + 1 = 69 multipliers: the GEMM takes the 23 MULT18X18Ds the
   ALU and the store leave and builds its last 41 products from rows of carry cells
@@ -120,7 +120,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
           notes="1x16x8 at 100 MHz: 128 GEMM products from carry-cell rows (hw/carry_rows.py; "
                 "the DSPs sit in rows across the die, the products' operands would not reach "
                 "them in a cycle), 2 ALU lanes (18-bit MUL: 2 MULT18X18D) + 1 multiplier; "
-                "25.6 GOPS; 1x16x16 (256 products) fits with --lut-multipliers (docs/fpga.md)"),
+                "25.6 GOPS; 1x16x16 (256 carry-row products) fits the estimate (docs/fpga.md)"),
     Board("orangecrab-25f", "OrangeCrab r0.2 (LFE5U-25F)", "ecp5", "LFE5U-25F-8MG285C",
           "amaranth_boards.orangecrab_r0_2:OrangeCrabR0_2_25FPlatform",
           {"lut": 24288, "ff": 24288, "dsp": 28, "bram": 56}, _CRAB_CFG,

@@ -101,9 +101,9 @@ class AluStages:
             return Const(1)
         key = (stage, beats, index)
         if key not in self._beat_flags:
-            flag = Signal(name=f"alu_in_beat{stage}_{index}_of_{beats}", reset_less=True)
-            self.m.d.sync += flag.eq(self.beat[stage - 1][:exact_log2(beats)] == index)
-            self._beat_flags[key] = flag
+            self._beat_flags[key] = self._reg(
+                1, f"alu_in_beat{stage}_{index}_of_{beats}", Const(1),
+                self.beat[stage - 1][:exact_log2(beats)] == index)
         return self._beat_flags[key]
 
     def _mul_enable(self, op, enable):

@@ -148,15 +148,15 @@ class ControlRegs(wiring.Component):
         m.d.comb += [bus.arready.eq(~bus.rvalid & (step == 0)), bus.rresp.eq(OKAY)]
         with m.If(bus.rvalid & bus.rready):
             m.d.sync += bus.rvalid.eq(0)
-        accept = bus.arvalid & bus.arready
+        accept, word_addr = bus.arvalid & bus.arready, bus.araddr >> 2 << 2
         with m.If(accept):
-            m.d.sync += [step.eq(1), raddr.eq(bus.araddr >> 2 << 2)]
+            m.d.sync += [step.eq(1), raddr.eq(word_addr)]
         span = READ_GROUP * REG_BYTES
         groups = {}
         for offset, value in values.items():
             groups.setdefault(offset // span, {})[offset % span] = value
         in_group, next_in_group = Signal(range(span)), Signal(range(span))
-        m.d.comb += [in_group.eq(raddr % span), next_in_group.eq((bus.araddr >> 2 << 2) % span)]
+        m.d.comb += [in_group.eq(raddr % span), next_in_group.eq(word_addr % span)]
         selects = dict(zip(groups, register_copies(m, platform, in_group, next_in_group,
                                                    len(groups), "raddr_in_group", accept)))
         picked = {g: Signal(32, name=f"rgroup_{g}") for g in groups}

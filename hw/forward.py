@@ -61,13 +61,11 @@ def forwarded_rows(m: Module, platform, groups: int, valid, dst, op, gemm, accd4
     # beside their group; the copies load a flip-flop, not the compare's LUTs)
     def copies(value, name, count=groups):
         return replicated_register(m, platform, value, count, name)
-    matches = []
+    hits = []
     for d in range(2, FORWARD_DEPTH + 1):
         match = Signal(name=f"fwd{a - 3}_match_{d}")
         m.d.sync += match.eq(valid[a - 4 + d] & (dst[a - 4 + d] == dst[a - 4]))
-        matches.append(match)
-    hits = [copies(match, f"fwd{a - 2}_hit_{d}")
-            for d, match in zip(range(2, FORWARD_DEPTH + 1), matches)]
+        hits.append(copies(match, f"fwd{a - 2}_hit_{d}"))
     # stage A-2: one-hot selects of the older results for A-1 (they sit in A-2+d now)
     sels, none = [[] for _ in hits], []
     for g in range(groups):

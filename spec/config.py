@@ -287,7 +287,8 @@ _PRESETS: dict[str, dict] = {
     # Default array with a 128-bit memory bus.
     "wide": dict(bus_bits=128),
     # Boards (vtalab.fpga.boards adds the part, flow and platform; the sizing reasons are
-    # in docs/fpga.md). ECP5: the shape is set by the MULT18X18D count.
+    # in docs/fpga.md). ECP5: the MULT18X18D count sets the DSP shapes; the ULX3S builds its
+    # GEMM products from carry rows instead (its board's gemm_dsps=0).
     "ulx3s-85f": dict(block_in=16, block_out=8, uop_depth=2048, inp_depth=2048, wgt_depth=512,
                       acc_depth=1024, out_depth=1024, clock_mhz=100.0, alu_mul_bits=18,
                       alu_lanes=2),
