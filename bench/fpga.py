@@ -4,6 +4,7 @@
     python bench/fpga.py --boards ulx3s-85f --shapes 1x16x8 2x8x8 --reuse
     python bench/fpga.py --boards ulx3s-85f --shapes --seeds 1 2 3   # Fmax per seed
     python bench/fpga.py --boards --shapes 1x16x8 --placer static --no-timing-ripup
+    python bench/fpga.py --boards --shapes 1x16x8 --timing-margin 0 --seeds 1 2 3
 
 For each open-toolchain board preset, and for a few block shapes on the ULX3S-85F (same
 buffers, different batch x block_in x block_out), runs the real YoWASP build and prints a
@@ -13,6 +14,7 @@ that cannot fit is reported with the early check's message instead of a build.
 rebuilding. ``--seeds`` places and routes each build's netlist again with every further
 seed (fpga.build.place_and_route_again: Yosys once) and reports Fmax per seed ("no route"
 where nextpnr fails on that placement); the row's Fmax and GOPS are the first seed's.
+``--timing-margin`` sets the fraction nextpnr over-constrains the clock by (Board.timing_margin).
 ``--lut-multipliers`` builds the GEMM products past the part's DSPs from LUTs. Builds are
 CPU-heavy: run one benchmark at a time.
 """
@@ -74,16 +76,18 @@ def _built(board, cfg, out_dir: Path, reuse: bool, echo, seed: int) -> dict:
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
         if report.get("fingerprint") == cfg.fingerprint() and report.get("seed", 1) == seed \
-                and _same_options(report, board.placer, board.timing_ripup):
+                and _same_options(report, board):
             echo(f"{cfg.name}: reusing {cached}")
             return report
     return build_board(board, out_dir=out_dir, cfg=cfg, progress=echo, seed=seed)
 
 
-def _same_options(report: dict, placer: str, timing_ripup: bool) -> bool:
+def _same_options(report: dict, board) -> bool:
     """Whether a cached report was placed and routed as asked (older ones: the defaults)."""
+    target = report.get("route_target_mhz") or report["clock_mhz"]
     return (report.get("placer", "heap"), report.get("timing_ripup", True)) == \
-        (placer, timing_ripup)
+        (board.placer, board.timing_ripup) and \
+        abs(target - board.route_target_mhz(report["clock_mhz"])) < 0.05
 
 
 def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo, board) -> dict:
@@ -93,7 +97,7 @@ def _again(cfg, out_dir: Path, seed: int, reuse: bool, echo, board) -> dict:
     if reuse and cached.exists():
         report = json.loads(cached.read_text())
         if report.get("fingerprint") == cfg.fingerprint() and report.get("seed") == seed \
-                and _same_options(report, board.placer, board.timing_ripup):
+                and _same_options(report, board):
             echo(f"{cfg.name} seed {seed}: reusing {cached}")
             return report
     return place_and_route_again(out_dir, seed, seed_dir, progress=echo, cfg=cfg)
@@ -112,12 +116,14 @@ def row(report: dict) -> dict:
         "timing_met": report["timing_met"], "peak_gops": report["peak_gops"],
         "peak_gops_at_fmax": report["peak_gops_at_fmax"],
         "build_s": report["times_s"].get("total"), "placer": report.get("placer", "heap"),
+        "route_target_mhz": report.get("route_target_mhz") or report["clock_mhz"],
     }
 
 
 def table(rows: list[dict]) -> str:
     head = (f"{'config':<22} {'block':>7} {'MACs':>5} {'LUT':>13} {'FF':>13} {'DSP':>9} "
-            f"{'BRAM':>9} {'Fmax':>7} {'clock':>6} {'met':>4} {'GOPS':>6} {'GOPS/DSP':>8} "
+            f"{'BRAM':>9} {'Fmax':>7} {'clock':>6} {'P&R at':>6} {'met':>4} {'GOPS':>6} "
+            f"{'GOPS/DSP':>8} "
             f"{'build':>7}  Fmax per seed")
     lines = [head, "-" * len(head)]
     for r in rows:
@@ -130,7 +136,8 @@ def table(rows: list[dict]) -> str:
             f"{r['config']:<22} {r['block']:>7} {r['macs']:>5} "
             f"{r['lut_used']:>6} ({pct['lut']:>3.0f}%) {r['ff_used']:>6} ({pct['ff']:>3.0f}%) "
             f"{r['dsp_used']:>3}/{r['dsp_avail']:<5} {r['bram_used']:>3}/{r['bram_avail']:<5} "
-            f"{r['fmax_mhz']:>7.1f} {r['clock_mhz']:>6.1f} {'yes' if r['timing_met'] else 'no':>4} "
+            f"{r['fmax_mhz']:>7.1f} {r['clock_mhz']:>6.1f} {r['route_target_mhz']:>6.1f} "
+            f"{'yes' if r['timing_met'] else 'no':>4} "
             f"{r['peak_gops']:>6.1f} {r['peak_gops'] / r['dsp_used']:>8.3f} "
             f"{r['build_s']:>6.0f}s  {_seeds_text(r.get('seeds', []))}")
     return "\n".join(lines)
@@ -160,6 +167,8 @@ def main(argv=None) -> int:
                         help="nextpnr placer for every build (default: each board's)")
     parser.add_argument("--no-timing-ripup", action="store_true",
                         help="route without router2's timing-driven rip-up")
+    parser.add_argument("--timing-margin", type=float, default=None, metavar="F",
+                        help="place and route for the clock x (1 + F) (default: each board's)")
     parser.add_argument("--lut-multipliers", action="store_true",
                         help="GEMM products past the DSPs from LUTs (Board.hard_dsp=False)")
     parser.add_argument("--gemm-dsps", type=int, default=None, metavar="N",
@@ -173,7 +182,9 @@ def main(argv=None) -> int:
         return replace(board, placer=args.placer or board.placer,
                        timing_ripup=board.timing_ripup and not args.no_timing_ripup,
                        hard_dsp=board.hard_dsp and not args.lut_multipliers,
-                       gemm_dsps=board.gemm_dsps if args.gemm_dsps is None else args.gemm_dsps)
+                       gemm_dsps=board.gemm_dsps if args.gemm_dsps is None else args.gemm_dsps,
+                       timing_margin=board.timing_margin if args.timing_margin is None
+                       else args.timing_margin)
     jobs = [(board_of(name), board_of(name).cfg()) for name in args.boards]
     ulx3s = board_of("ulx3s-85f")
     overrides = {k: int(v) for k, v in (item.split("=", 1) for item in args.set)}

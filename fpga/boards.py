@@ -53,6 +53,7 @@ FLOWS = ("ecp5", "vivado", "quartus")
 
 
 PLACERS = ("heap", "static", "sa")
+MAX_TIMING_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class Board:
     placer: str = "heap"            # nextpnr's placer (open flow): one of PLACERS
     timing_ripup: bool = True       # router2 rips up and reroutes failing paths (open flow)
     global_reset: bool = True       # the reset on a primary clock network (fpga/pll.py)
+    # open flow: nextpnr places and routes for the clock x (1 + timing_margin) (the PLL
+    # still makes the preset's clock), so paths the tools see as just met get slack
+    timing_margin: float = 0.0
     extra: dict = field(default_factory=dict)
 
     def __post_init__(self):
@@ -93,10 +97,20 @@ class Board:
         if not isinstance(self.timing_ripup, bool):
             raise FpgaError(f"timing_ripup of board {self.name!r} must be True or False, "
                             f"not {self.timing_ripup!r}")
+        if not isinstance(self.timing_margin, (int, float)) or \
+                not 0.0 <= self.timing_margin <= MAX_TIMING_MARGIN or \
+                (self.timing_margin and not self.open_flow):
+            raise FpgaError(f"timing_margin of board {self.name!r} must be 0 or, on an "
+                            f"open-flow board, a fraction up to {MAX_TIMING_MARGIN}, "
+                            f"not {self.timing_margin!r}")
 
     @property
     def open_flow(self) -> bool:
         return self.flow == "ecp5"
+
+    def route_target_mhz(self, clock_mhz: float) -> float:
+        """The clock nextpnr times the design for."""
+        return round(clock_mhz * (1.0 + self.timing_margin), 3)
 
     def cfg(self) -> Config:
         return Config(**self.config, name=self.name)
@@ -116,7 +130,7 @@ BOARDS: dict[str, Board] = {b.name: b for b in (
     Board("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "ecp5", "LFE5U-85F-6BG381C",
           "amaranth_boards.ulx3s:ULX3S_85F_Platform",
           {"lut": 83640, "ff": 83640, "dsp": 156, "bram": 208}, _ULX3S_CFG,
-          dram_bytes=64 * 1024, dsp_product_registers=True, gemm_dsps=0,
+          dram_bytes=64 * 1024, dsp_product_registers=True, gemm_dsps=0, timing_margin=0.05,
           notes="1x16x8 at 100 MHz: 128 GEMM products from carry-cell rows (hw/carry_rows.py; "
                 "the DSPs sit in rows across the die, the products' operands would not reach "
                 "them in a cycle), 2 ALU lanes (18-bit MUL: 2 MULT18X18D) + 1 multiplier; "

@@ -107,6 +107,10 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
                      f"--timing-allow-fail --placer {board.placer} {NEXTPNR_ROUTER} "
                      f"{TIMING_RIPUP if board.timing_ripup else ''} --seed {seed}",
         script_after_read=_collision_script())
+    if board.timing_margin:
+        from .lpf import with_timing_margin
+        plan.files[f"{TOP}.lpf"] = with_timing_margin(plan.files[f"{TOP}.lpf"],
+                                                      board.timing_margin)
     if out_dir.exists():
         for stale in (f"{TOP}.bit", f"{TOP}.report.json", "report.json", "summary.txt"):
             (out_dir / stale).unlink(missing_ok=True)

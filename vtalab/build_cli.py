@@ -2,7 +2,7 @@
 
     vtalab build --board ulx3s-85f [--config FILE] [--out DIR] [--plan-only]
                  [--seed N | --seeds N [N ...]] [--lut-multipliers]
-                 [--gemm-dsps N]
+                 [--gemm-dsps N] [--timing-margin F]
     vtalab build --list
 """
 from __future__ import annotations
@@ -29,6 +29,9 @@ def add_build_parser(subparsers) -> None:
                        help="at most N GEMM products in DSPs, the rest from carry rows "
                             "(open-flow boards; 0: all, the design then packs away from "
                             "the DSP rows)")
+    build.add_argument("--timing-margin", type=float, default=None, metavar="F",
+                       help="open flow: place and route for the clock x (1 + F) (default: "
+                            "the board's, 0.05 on ulx3s-85f; 0: the clock itself)")
     build.add_argument("--list", action="store_true", help="list the boards")
     build.set_defaults(func=run_build)
 
@@ -53,6 +56,8 @@ def run_build(args) -> int:
         board = replace(board, hard_dsp=False)
     if args.gemm_dsps is not None:
         board = replace(board, gemm_dsps=args.gemm_dsps)
+    if args.timing_margin is not None:
+        board = replace(board, timing_margin=args.timing_margin)
     if args.seeds:
         if args.plan_only:
             raise VtaError("--seeds must come without --plan-only (a plan has no placement)")
