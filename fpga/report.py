@@ -149,8 +149,15 @@ def make_report(board, cfg: Config, nextpnr: dict, estimate, times: dict,
         "peak_gops": round(cfg.macs_per_cycle * 2 * usable / 1000, 3) if usable else None,
         "peak_gops_at_fmax": round(cfg.macs_per_cycle * 2 * achieved / 1000, 3)
         if achieved else None,
+        "gops_per_dsp": _per_dsp(cfg.macs_per_cycle * 2 * usable / 1000, nextpnr)
+        if usable else None,
         "times_s": times,
     }
+
+
+def _per_dsp(gops: float, nextpnr: dict) -> "float | None":
+    dsp = nextpnr["utilization"].get("dsp", {}).get("used")
+    return round(gops / dsp, 3) if dsp else None
 
 
 def _clock_line(report: dict, clock: str, entry: dict) -> str:
@@ -188,7 +195,9 @@ def summary(report: dict) -> str:
     if report.get("peak_gops") is not None:
         usable = min(report["fmax_mhz"], report["clock_mhz"])
         lines.append(f"  peak {report['peak_gops']:.2f} GOPS at {usable:.1f} MHz "
-                     f"({report['peak_gops_at_fmax']:.2f} GOPS at Fmax)")
+                     f"({report['peak_gops_at_fmax']:.2f} GOPS at Fmax"
+                     + (f"; {report['gops_per_dsp']:.2f} GOPS per DSP used)"
+                        if report.get("gops_per_dsp") else ")"))
     for path in report.get("critical_paths", []):
         if path["clock"] == report.get("core_clock") and path["start"]:
             lines.append(f"  critical path: {path['start']} -> {path['end']}, "

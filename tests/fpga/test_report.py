@@ -35,10 +35,13 @@ def test_parse_and_report(tmp_path):
     assert report["core_clock"] == "clk" and report["fmax_mhz"] == 61.25
     assert not report["timing_met"]
     assert report["peak_gops"] == pytest.approx(128 * 2 * 61.25 / 1000, abs=1e-3)
+    assert report["gops_per_dsp"] == pytest.approx(128 * 2 * 61.25 / 1000 / 153, abs=1e-3)
+    assert report["route_target_mhz"] == 100.0
     json_path, text_path = write_report(report, tmp_path)
     assert json.loads(json_path.read_text())["utilization"]["lut"]["used"] == 30000
     text = text_path.read_text()
     assert "dsp" in text and "153" in text and "FAILED" in text and "61.2 MHz" in text
+    assert "0.10 GOPS per DSP used" in text
     assert summary(report) + "\n" == text
 
 
