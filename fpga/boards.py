@@ -13,10 +13,10 @@ Why these shapes:
   broadcast operand could not reach 128 of them in a cycle (1x16x8 on DSPs placed at 65-95
   MHz by seed), while carry rows are placed beside their operands. The ALU has 2 lanes
   (``alu_lanes``: the 8 accumulator elements in 4 beats) with an 18-bit MUL (one
-  MULT18X18D each). 108.5 / 102.1 / 99.9 MHz at seeds 1-3 with router2's timing rip-up
-  (session 25; before it 1x16x2, 32 MACs, met 100 MHz at every seed). 1x16x16 (256
-  products from carry rows, 187 DP16KD) fits the estimate, not built yet. Buffers are cut
-  to fit the 208 DP16KD next to a 64 KiB on-chip DRAM. All measurements in docs/fpga.md.
+  MULT18X18D each). Placed and routed for 105 MHz (``timing_margin=0.05``) with router2's
+  timing rip-up: 108.5 / 105.5 / 107.0 MHz at seeds 1-3 (session 26; for 100 MHz: 108.5 /
+  102.1 / 99.9; before session 25 1x16x2, 32 MACs). Buffers are cut to fit the 208 DP16KD
+  next to a 64 KiB on-chip DRAM. All measurements in docs/fpga.md.
 - **OrangeCrab-25F** (LFE5U-25F): 28 MULT18X18D, 56 DP16KD. 1x16x4 (64 MACs/cycle) with the
   18-bit ALU MUL needs 64 + 4 + 1 = 69 multipliers: the GEMM takes the 23 MULT18X18Ds the
   ALU and the store leave and builds its last 41 products from rows of carry cells

@@ -28,6 +28,12 @@ TIMING_RIPUP = "--tmg-ripup"
 #: overused and the fewest failing arcs not lowered for this many iterations; the step
 #: then runs again without it.
 RIPUP_STALL_ITERS = 150
+#: ... and where the placement is too congested for it, the rip-up undoes the router's
+#: progress: overused wires fall to a low, then grow while it reroutes failing arcs (a
+#: 1x16x16 ULX3S placement: 5,075 at iteration 16, 12,310 at 27, 38 minutes in). Diverged:
+#: this many iterations after the low, at least twice it plus RIPUP_DIVERGE_WIRES.
+RIPUP_DIVERGE_ITERS = 10
+RIPUP_DIVERGE_WIRES = 500
 
 
 def find_tool(program: str) -> "str | None":
@@ -79,10 +85,9 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
         progress(f"  {name} ...")
         start = time.monotonic()
         proc = _run_step(build_dir, env, var, args, name, start, progress, log)
-        if proc is None:
+        if isinstance(proc, str):
             times[f"{var.lower()}_ripup_stalled"] = round(time.monotonic() - start, 1)
-            progress(f"  {name}: the timing rip-up stalled (no fewer failing arcs in "
-                     f"{RIPUP_STALL_ITERS} iterations); routing again without it")
+            progress(f"  {name}: the timing rip-up stalled ({proc}); routing again without it")
             args = [arg for arg in args if arg != TIMING_RIPUP]
             start = time.monotonic()
             proc = _run_step(build_dir, env, var, args, name, start, progress, log)
@@ -97,26 +102,28 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
 
 
 def _run_step(build_dir, env, var, args, name, start, progress, log):
-    """The finished process, or None where its timing rip-up stalled and it was stopped."""
+    """The finished process, or why its timing rip-up stalled where it was stopped."""
     watch = RipupWatch() if TIMING_RIPUP in args else None
     with open(log, "w") as handle:
         proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
                                 stdout=handle, stderr=subprocess.STDOUT)
         stalled = _wait_with_heartbeat(proc, name, start, progress,
                                        _watched_log(build_dir, args), watch)
-    return None if stalled else proc
+    return watch.reason if stalled else proc
 
 
 class RipupWatch:
     """Whether router2's timing rip-up stalled, from nextpnr's ``iter=N ... overused=W
     ... tmgfail=F`` lines: F > 0 with W = 0 and no new low of F for RIPUP_STALL_ITERS
-    iterations."""
+    iterations, or W diverged from its low (RIPUP_DIVERGE_*). ``reason`` says which."""
 
     LINE = re.compile(r"iter=(\d+) .*?overused=(\d+) .*?tmgfail=(\d+)")
 
     def __init__(self, window: "int | None" = None):
         self.window = RIPUP_STALL_ITERS if window is None else window
         self.best, self.since, self.last = None, 0, 0
+        self.least_overused, self.least_at = None, 0
+        self.reason = ""
 
     def stalled(self, lines) -> bool:
         for line in lines:
@@ -124,11 +131,27 @@ class RipupWatch:
             if not match or int(match.group(1)) <= self.last:
                 continue
             self.last, overused, failing = (int(g) for g in match.groups())
+            if self._diverged(overused, failing):
+                return True
             if overused or not failing:
                 self.best = None                # congestion first, or nothing failing
             elif self.best is None or failing < self.best:
                 self.best, self.since = failing, self.last
-        return self.best is not None and self.last - self.since >= self.window
+        if self.best is not None and self.last - self.since >= self.window:
+            self.reason = f"no fewer than {self.best} failing arcs in {self.window} iterations"
+            return True
+        return False
+
+    def _diverged(self, overused: int, failing: int) -> bool:
+        if self.least_overused is None or overused < self.least_overused:
+            self.least_overused, self.least_at = overused, self.last
+            return False
+        if failing and self.last - self.least_at >= RIPUP_DIVERGE_ITERS and \
+                overused >= 2 * self.least_overused + RIPUP_DIVERGE_WIRES:
+            self.reason = (f"{overused} overused wires at iteration {self.last}, "
+                           f"{self.least_overused} at {self.least_at}")
+            return True
+        return False
 
 
 def _watched_log(build_dir: Path, args: list[str]) -> "Path | None":
