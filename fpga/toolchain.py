@@ -30,8 +30,9 @@ TIMING_RIPUP = "--tmg-ripup"
 RIPUP_STALL_ITERS = 150
 #: ... and where the placement is too congested for it, the rip-up undoes the router's
 #: progress: overused wires fall to a low, then grow while it reroutes failing arcs (a
-#: 1x16x16 ULX3S placement: 5,075 at iteration 16, 12,310 at 27, 38 minutes in). Diverged:
-#: this many iterations after the low, at least twice it plus RIPUP_DIVERGE_WIRES.
+#: 1x16x16 ULX3S placement: 4,952 at iteration 14, 11,439 at 26, 35 minutes in; router2
+#: without it on an OrangeCrab placement: 24 at 126, 2,816 at 214). Diverged: this many
+#: iterations after the low, at least twice it plus RIPUP_DIVERGE_WIRES.
 RIPUP_DIVERGE_ITERS = 10
 RIPUP_DIVERGE_WIRES = 500
 
@@ -77,7 +78,8 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
     """Run every step in ``build_dir``; returns seconds per step. Fails with the log's tail.
 
     A nextpnr step whose timing rip-up stalls (:class:`RipupWatch`) is stopped and run
-    again without it; the seconds of the stopped run are ``nextpnr_ecp5_ripup_stalled``."""
+    again without it; the seconds of the stopped run are ``nextpnr_ecp5_ripup_stalled``.
+    One whose routing diverges without the rip-up is stopped: PlaceRouteError."""
     times = {}
     for var, args in steps:
         name = STEP_NAMES.get(var, var)
@@ -85,12 +87,15 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
         progress(f"  {name} ...")
         start = time.monotonic()
         proc = _run_step(build_dir, env, var, args, name, start, progress, log)
-        if isinstance(proc, str):
+        if isinstance(proc, str) and TIMING_RIPUP in args:
             times[f"{var.lower()}_ripup_stalled"] = round(time.monotonic() - start, 1)
             progress(f"  {name}: the timing rip-up stalled ({proc}); routing again without it")
             args = [arg for arg in args if arg != TIMING_RIPUP]
             start = time.monotonic()
             proc = _run_step(build_dir, env, var, args, name, start, progress, log)
+        if isinstance(proc, str):
+            raise PlaceRouteError(f"{name} must converge on this placement, not have its "
+                                  f"routing diverge ({proc}; log {log}): another seed may")
         times[var.lower()] = round(time.monotonic() - start, 1)
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
@@ -103,7 +108,7 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
 
 def _run_step(build_dir, env, var, args, name, start, progress, log):
     """The finished process, or why its timing rip-up stalled where it was stopped."""
-    watch = RipupWatch() if TIMING_RIPUP in args else None
+    watch = RipupWatch() if var == "NEXTPNR_ECP5" else None
     with open(log, "w") as handle:
         proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
                                 stdout=handle, stderr=subprocess.STDOUT)
@@ -115,9 +120,10 @@ def _run_step(build_dir, env, var, args, name, start, progress, log):
 class RipupWatch:
     """Whether router2's timing rip-up stalled, from nextpnr's ``iter=N ... overused=W
     ... tmgfail=F`` lines: F > 0 with W = 0 and no new low of F for RIPUP_STALL_ITERS
-    iterations, or W diverged from its low (RIPUP_DIVERGE_*). ``reason`` says which."""
+    iterations, or W diverged from its low (RIPUP_DIVERGE_*; router2 without the rip-up
+    diverges too, on placements too congested for it). ``reason`` says which."""
 
-    LINE = re.compile(r"iter=(\d+) .*?overused=(\d+) .*?tmgfail=(\d+)")
+    LINE = re.compile(r"iter=(\d+) .*?overused=(\d+)(?: .*?tmgfail=(\d+))?")
 
     def __init__(self, window: "int | None" = None):
         self.window = RIPUP_STALL_ITERS if window is None else window
@@ -130,8 +136,8 @@ class RipupWatch:
             match = self.LINE.search(line)
             if not match or int(match.group(1)) <= self.last:
                 continue
-            self.last, overused, failing = (int(g) for g in match.groups())
-            if self._diverged(overused, failing):
+            self.last, overused, failing = (int(g or 0) for g in match.groups())
+            if self._diverged(overused):
                 return True
             if overused or not failing:
                 self.best = None                # congestion first, or nothing failing
@@ -142,11 +148,11 @@ class RipupWatch:
             return True
         return False
 
-    def _diverged(self, overused: int, failing: int) -> bool:
+    def _diverged(self, overused: int) -> bool:
         if self.least_overused is None or overused < self.least_overused:
             self.least_overused, self.least_at = overused, self.last
             return False
-        if failing and self.last - self.least_at >= RIPUP_DIVERGE_ITERS and \
+        if self.last - self.least_at >= RIPUP_DIVERGE_ITERS and \
                 overused >= 2 * self.least_overused + RIPUP_DIVERGE_WIRES:
             self.reason = (f"{overused} overused wires at iteration {self.last}, "
                            f"{self.least_overused} at {self.least_at}")

@@ -1,10 +1,14 @@
-"""The open-flow step runner: a stalled timing rip-up is stopped and routed again without it."""
+"""The open-flow step runner: a stalled timing rip-up is stopped and routed again without it,
+a diverging route is stopped."""
 from __future__ import annotations
 
 import sys
 import textwrap
 
+import pytest
+
 from vtalab.fpga import toolchain
+from vtalab.fpga.errors import PlaceRouteError
 from vtalab.fpga.toolchain import RipupWatch
 
 
@@ -62,17 +66,53 @@ FAKE_NEXTPNR = textwrap.dedent('''
 ''')
 
 
-def test_a_stalled_ripup_is_routed_again_without_it(tmp_path, monkeypatch):
+# overused wires down to 100, then up again: with or without the rip-up
+DIVERGING_NEXTPNR = textwrap.dedent('''
+    import sys, time
+    args = sys.argv[1:]
+    log = args[args.index("--log") + 1]
+    open("argv.txt", "a").write(" ".join(args) + "\\n")
+    failing = " tmgfail=30" if "--tmg-ripup" in args else ""
+    with open(log, "w") as out:
+        for n in range(1, 100000):
+            overused = 2000 - 100 * n if n < 20 else 100 + 50 * (n - 19)
+            out.write(f"Info:     iter={n} wires=10 overused={overused} overuse={overused}"
+                      f"{failing} archfail=NA\\n")
+            out.flush()
+            time.sleep(0.005)
+''')
+
+
+def _fake_tool(tmp_path, monkeypatch, script: str):
     fake = tmp_path / "fake_nextpnr.py"
-    fake.write_text(FAKE_NEXTPNR)
+    fake.write_text(script)
     tool = tmp_path / "nextpnr"
     tool.write_text(f"#!/bin/sh\nexec {sys.executable} {fake} \"$@\"\n")
     tool.chmod(0o755)
     monkeypatch.setattr(toolchain, "HEARTBEAT_S", 0.2)
     monkeypatch.setattr(toolchain, "RIPUP_STALL_ITERS", 20)
+    return {"NEXTPNR_ECP5": str(tool)}
+
+
+def test_a_diverging_route_is_stopped_with_and_then_without_the_ripup(tmp_path, monkeypatch):
+    env = _fake_tool(tmp_path, monkeypatch, DIVERGING_NEXTPNR)
     said = []
     steps = [("NEXTPNR_ECP5", ["--log", "top.tim", "--router", "router2", "--tmg-ripup"])]
-    times = toolchain.run_steps(tmp_path, steps, {"NEXTPNR_ECP5": str(tool)}, said.append)
+    with pytest.raises(PlaceRouteError, match="place and route \\(nextpnr-ecp5\\) must converge "
+                                              "on this placement, not have its routing diverge "
+                                              "\\([0-9]+ overused wires at iteration [0-9]+, "
+                                              "100 at 19"):
+        toolchain.run_steps(tmp_path, steps, env, said.append)
+    runs = (tmp_path / "argv.txt").read_text().splitlines()
+    assert runs == ["--log top.tim --router router2 --tmg-ripup", "--log top.tim --router router2"]
+    assert any("timing rip-up stalled" in line and "100 at 19" in line for line in said)
+
+
+def test_a_stalled_ripup_is_routed_again_without_it(tmp_path, monkeypatch):
+    env = _fake_tool(tmp_path, monkeypatch, FAKE_NEXTPNR)
+    said = []
+    steps = [("NEXTPNR_ECP5", ["--log", "top.tim", "--router", "router2", "--tmg-ripup"])]
+    times = toolchain.run_steps(tmp_path, steps, env, said.append)
     runs = (tmp_path / "argv.txt").read_text().splitlines()
     assert runs == ["--log top.tim --router router2 --tmg-ripup", "--log top.tim --router router2"]
     assert set(times) == {"nextpnr_ecp5", "nextpnr_ecp5_ripup_stalled"}
