@@ -30,7 +30,7 @@ TIMING_RIPUP = "--tmg-ripup"
 RIPUP_STALL_ITERS = 150
 #: ... and where the placement is too congested for it, the rip-up undoes the router's
 #: progress: overused wires fall to a low, then grow while it reroutes failing arcs (a
-#: 1x16x16 ULX3S placement: 4,952 at iteration 14, 11,439 at 26, 35 minutes in; router2
+#: 1x16x16 ULX3S placement: 4,952 at iteration 14, 11,439 at 26, 36 minutes in; router2
 #: without it on an OrangeCrab placement: 24 at 126, 2,816 at 214). Diverged: this many
 #: iterations after the low, at least twice it plus RIPUP_DIVERGE_WIRES.
 RIPUP_DIVERGE_ITERS = 10
