@@ -107,7 +107,8 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
 
 
 def _run_step(build_dir, env, var, args, name, start, progress, log):
-    """The finished process, or why its timing rip-up stalled where it was stopped."""
+    """The finished process, or why the watch stopped it (a stalled rip-up, a diverging
+    route)."""
     watch = RipupWatch() if var == "NEXTPNR_ECP5" else None
     with open(log, "w") as handle:
         proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
@@ -118,10 +119,11 @@ def _run_step(build_dir, env, var, args, name, start, progress, log):
 
 
 class RipupWatch:
-    """Whether router2's timing rip-up stalled, from nextpnr's ``iter=N ... overused=W
-    ... tmgfail=F`` lines: F > 0 with W = 0 and no new low of F for RIPUP_STALL_ITERS
-    iterations, or W diverged from its low (RIPUP_DIVERGE_*; router2 without the rip-up
-    diverges too, on placements too congested for it). ``reason`` says which."""
+    """Whether router2 should be stopped, from nextpnr's ``iter=N ... overused=W ...
+    tmgfail=F`` lines: its timing rip-up stalled (F > 0 with W = 0 and no new low of F for
+    RIPUP_STALL_ITERS iterations), or W diverged from its low (RIPUP_DIVERGE_*; router2
+    without the rip-up diverges too, on placements too congested for it). ``reason`` says
+    which."""
 
     LINE = re.compile(r"iter=(\d+) .*?overused=(\d+)(?: .*?tmgfail=(\d+))?")
 
