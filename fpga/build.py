@@ -20,6 +20,7 @@ from vtalab.spec import Config
 
 from .boards import Board, get_board
 from .errors import FpgaError
+from .lpf import with_timing_margin
 from .report import (cell_sources, make_report, parse_nextpnr_report, read_report,
                      slowest_endpoints, summary, write_report)
 from .resources import check_fits, gemm_dsp_budget
@@ -108,7 +109,6 @@ def _build_ecp5(board, cfg, est, out_dir, plan_only, progress, seed) -> dict:
                      f"{TIMING_RIPUP if board.timing_ripup else ''} --seed {seed}",
         script_after_read=_collision_script())
     if board.timing_margin:
-        from .lpf import with_timing_margin
         plan.files[f"{TOP}.lpf"] = with_timing_margin(plan.files[f"{TOP}.lpf"],
                                                       board.timing_margin)
     if out_dir.exists():

@@ -77,7 +77,7 @@ def script_steps(script: Path) -> list[tuple[str, list[str]]]:
 def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
     """Run every step in ``build_dir``; returns seconds per step. Fails with the log's tail.
 
-    A nextpnr step whose timing rip-up stalls (:class:`RipupWatch`) is stopped and run
+    A nextpnr step whose timing rip-up stalls (:class:`RouteWatch`) is stopped and run
     again without it; the seconds of the stopped run are ``nextpnr_ecp5_ripup_stalled``.
     One whose routing diverges without the rip-up is stopped: PlaceRouteError."""
     times = {}
@@ -86,16 +86,17 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
         log = build_dir / f"{var.lower()}.log"
         progress(f"  {name} ...")
         start = time.monotonic()
-        proc = _run_step(build_dir, env, var, args, name, start, progress, log)
-        if isinstance(proc, str) and TIMING_RIPUP in args:
+        proc, stopped = _run_step(build_dir, env, var, args, name, start, progress, log)
+        if stopped and TIMING_RIPUP in args:
             times[f"{var.lower()}_ripup_stalled"] = round(time.monotonic() - start, 1)
-            progress(f"  {name}: the timing rip-up stalled ({proc}); routing again without it")
+            progress(f"  {name}: the timing rip-up stalled ({stopped}); routing again "
+                     f"without it")
             args = [arg for arg in args if arg != TIMING_RIPUP]
             start = time.monotonic()
-            proc = _run_step(build_dir, env, var, args, name, start, progress, log)
-        if isinstance(proc, str):
+            proc, stopped = _run_step(build_dir, env, var, args, name, start, progress, log)
+        if stopped:
             raise PlaceRouteError(f"{name} must converge on this placement, not have its "
-                                  f"routing diverge ({proc}; log {log}): another seed may")
+                                  f"routing diverge ({stopped}; log {log}): another seed may")
         times[var.lower()] = round(time.monotonic() - start, 1)
         if proc.returncode != 0:
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
@@ -107,18 +108,18 @@ def run_steps(build_dir: Path, steps, env: dict, progress=print) -> dict:
 
 
 def _run_step(build_dir, env, var, args, name, start, progress, log):
-    """The finished process, or why the watch stopped it (a stalled rip-up, a diverging
-    route)."""
-    watch = RipupWatch() if var == "NEXTPNR_ECP5" else None
+    """The process, and why the watch stopped it ("" where it ran to its end): a stalled
+    rip-up or a diverging route."""
+    watch = RouteWatch() if var == "NEXTPNR_ECP5" else None
     with open(log, "w") as handle:
         proc = subprocess.Popen([env[var], *args], cwd=build_dir, env=env,
                                 stdout=handle, stderr=subprocess.STDOUT)
-        stalled = _wait_with_heartbeat(proc, name, start, progress,
+        stopped = _wait_with_heartbeat(proc, name, start, progress,
                                        _watched_log(build_dir, args), watch)
-    return watch.reason if stalled else proc
+    return proc, watch.reason if stopped else ""
 
 
-class RipupWatch:
+class RouteWatch:
     """Whether router2 should be stopped, from nextpnr's ``iter=N ... overused=W ...
     tmgfail=F`` lines: its timing rip-up stalled (F > 0 with W = 0 and no new low of F for
     RIPUP_STALL_ITERS iterations), or W diverged from its low (RIPUP_DIVERGE_*; router2
@@ -188,7 +189,7 @@ def _last_step(lines: list[str]) -> str:
 
 
 def _wait_with_heartbeat(proc, name: str, start: float, progress, log=None,
-                         watch: "RipupWatch | None" = None) -> bool:
+                         watch: "RouteWatch | None" = None) -> bool:
     """Wait for ``proc``, showing its progress; True where ``watch`` saw the rip-up stall
     (the process was stopped)."""
     stop, stalled = threading.Event(), threading.Event()

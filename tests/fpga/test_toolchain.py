@@ -9,7 +9,7 @@ import pytest
 
 from vtalab.fpga import toolchain
 from vtalab.fpga.errors import PlaceRouteError
-from vtalab.fpga.toolchain import RipupWatch
+from vtalab.fpga.toolchain import RouteWatch
 
 
 def _iter(n, overused, failing):
@@ -18,31 +18,31 @@ def _iter(n, overused, failing):
 
 
 def test_the_watch_waits_out_congestion_and_every_new_low_of_failing_arcs():
-    watch = RipupWatch(window=10)
+    watch = RouteWatch(window=10)
     assert not watch.stalled([_iter(n, 500 - n, 0) for n in range(1, 31)])  # congestion
     assert not watch.stalled([_iter(n, 0, 20) for n in range(31, 40)])      # 9 iterations
     assert not watch.stalled([_iter(40, 0, 18)])                            # a new low
     assert not watch.stalled([_iter(n, 0, 19) for n in range(41, 50)])
     assert watch.stalled([_iter(50, 0, 19), "Info: something else"])        # 10 since 18
-    again = RipupWatch(window=10)
+    again = RouteWatch(window=10)
     assert not again.stalled([_iter(n, 0, 3) for n in range(1, 11)] + [_iter(11, 2, 3)])
     assert not again.stalled([_iter(n, 0, 0) for n in range(12, 40)])       # timing met
 
 
 def test_the_watch_stops_a_rip_up_that_undoes_the_routing():
-    watch = RipupWatch(window=10)
+    watch = RouteWatch(window=10)
     falling = [_iter(n, 20000 - 1000 * n, 900) for n in range(1, 16)]   # low: 5000 at 15
     assert not watch.stalled(falling)
     assert not watch.stalled([_iter(n, 6000 + 400 * (n - 16), 2000) for n in range(16, 25)])
     assert not watch.stalled([_iter(25, 10400, 5000)])              # 10 after, 2x + 500 short
     assert watch.stalled([_iter(26, 11000, 5000)])
     assert watch.reason == "11000 overused wires at iteration 26, 5000 at 15"
-    wobbling = RipupWatch(window=1000)                 # small counts near the end: routing
+    wobbling = RouteWatch(window=1000)                 # small counts near the end: routing
     assert not wobbling.stalled([_iter(n, 11 + (n % 3) * 20, 40) for n in range(1, 200)])
 
 
 def test_the_same_lines_read_twice_count_once():
-    watch = RipupWatch(window=5)
+    watch = RouteWatch(window=5)
     lines = [_iter(n, 0, 4) for n in range(1, 5)]
     assert not watch.stalled(lines) and not watch.stalled(lines)
     assert watch.stalled(lines + [_iter(6, 0, 4)])
